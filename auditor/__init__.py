@@ -1,0 +1,1 @@
+"""Black-box estimation of a mechanism's privacy spectrum from samples."""

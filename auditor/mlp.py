@@ -29,12 +29,27 @@ class MLPScorer:
 
     name = "mlp"
 
-    def __init__(self, hidden=(64, 64), epochs: int = 20, batch_size: int = 1024, lr: float = 1e-3,
-                 max_fit: int = 200_000, patience: int = 3, device: str = "auto", progress: bool = False):
+    def __init__(self, hidden=(64, 64), epochs: int = 15, batch_size: int = 4096, lr: float = 3e-3,
+                 max_fit: int = 200_000, patience: int = 2, device: str = "auto", threads: int | None = 1,
+                 progress: bool = False):
         self.hidden, self.epochs, self.batch_size, self.lr = tuple(hidden), epochs, batch_size, lr
         self.max_fit, self.patience, self.device, self.progress = max_fit, patience, device, progress
+        self.threads = threads
 
     def fit(self, X_p, X_q, seed=0):
+        """Train on X_p (label 1) against X_q (label 0). `threads` CPU threads are used during the
+        fit (1 by default: for layers this small, more threads mostly add synchronisation cost)."""
+        import torch
+
+        previous = torch.get_num_threads()
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            return self._fit(X_p, X_q, seed)
+        finally:
+            torch.set_num_threads(previous)
+
+    def _fit(self, X_p, X_q, seed):
         import torch
         from tqdm.auto import tqdm
 
@@ -93,4 +108,10 @@ class MLPScorer:
                 tensor = torch.as_tensor(self._scale(c), dtype=torch.float32)
                 return self.model(tensor).squeeze(1).double().numpy()
 
-        return _in_chunks(chunk, X)
+        previous = torch.get_num_threads()
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            return _in_chunks(chunk, X)
+        finally:
+            torch.set_num_threads(previous)

@@ -54,7 +54,7 @@ class QuadraticScorer:
 
     name = "quadratic"
 
-    def __init__(self, C: float = 1e4, max_fit: int = 500_000, max_terms: int = 2_500):
+    def __init__(self, C: float = 1e4, max_fit: int = 250_000, max_terms: int = 2_500):
         self.C, self.max_fit, self.max_terms = C, max_fit, max_terms
 
     def _expand(self, X):
@@ -120,10 +120,19 @@ class BoostingScorer:
 
     name = "boosting"
 
-    def __init__(self, max_iter: int = 300, learning_rate: float = 0.1, max_fit: int = 500_000):
-        self.max_iter, self.learning_rate, self.max_fit = max_iter, learning_rate, max_fit
+    def __init__(self, max_iter: int = 150, learning_rate: float = 0.15, max_fit: int = 200_000,
+                 threads: int | None = 1):
+        self.max_iter, self.learning_rate, self.max_fit, self.threads = max_iter, learning_rate, max_fit, threads
 
     def fit(self, X_p, X_q, seed=0):
+        """Fit with `threads` OpenMP threads (1 by default: on small shared machines OpenMP spinning
+        costs far more than it gains; None leaves the library default)."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(self.threads):
+            return self._fit(X_p, X_q, seed)
+
+    def _fit(self, X_p, X_q, seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         X, y = _training_set(X_p, X_q, self.max_fit)
@@ -135,7 +144,10 @@ class BoostingScorer:
         return self
 
     def score(self, X):
-        return _in_chunks(self.model.decision_function, X)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(self.threads):
+            return _in_chunks(self.model.decision_function, X)
 
 
 def make(name: str, **options):

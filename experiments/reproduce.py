@@ -22,6 +22,7 @@ import pandas as pd
 #: name -> (module, one-line description)
 REPRODUCTIONS = {
     "fig-gaussian-tight": ("fig_gaussian_tight", "004 Fig. 7: Gaussian mechanism, claimed (Dwork-Roth) vs tight delta and sigma"),
+    "fig-privacy-utility": ("fig_privacy_utility", "000 Fig. 2: privacy-utility trade-off of ALS, Gaussian LS and Sheffet's RP LS (theory)"),
     "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
 }
 

@@ -30,7 +30,7 @@ def test_unknown_reproduction_is_a_usage_error(tmp_path, capsys):
     assert "unknown reproduction" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["fig-rp-inherent"])
+@pytest.mark.parametrize("name", ["fig-rp-inherent", "fig-privacy-utility"])
 def test_quick_runs_write_markdown(name, tmp_path):
     reproduce.run(name, out=tmp_path, quick=True)
     assert (tmp_path / name / "results.md").read_text().startswith(f"# {name}")

@@ -31,21 +31,6 @@ def test_relations(data):
         neighbors.neighbor(data, "swap", 1)
 
 
-def _dominated(i, lev, res):
-    return np.any((lev >= lev[i]) & (res >= res[i]) & ((lev > lev[i]) | (res > res[i])))
-
-
-def test_pareto_frontier_brute_force():
-    rng = np.random.default_rng(0)
-    lev = rng.integers(0, 8, 200) / 8.0           # a coarse grid: many ties and duplicates
-    res = rng.integers(0, 8, 200) / 8.0
-    front = neighbors.pareto_frontier(lev, res)
-    undominated = {(lev[i], res[i]) for i in range(200) if not _dominated(i, lev, res)}
-    assert {(lev[i], res[i]) for i in front} == undominated
-    assert len(front) == len(undominated)          # one representative per point
-    assert all(not _dominated(i, lev, res) for i in front)
-
-
 @pytest.mark.parametrize("sigma", [0.0, 0.7])
 def test_max_leverage_row_brute_force(data, sigma):
     gram = data.T @ data + sigma**2 * np.eye(data.shape[1])

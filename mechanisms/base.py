@@ -1,0 +1,128 @@
+"""The Mechanism protocol (DESIGN.md, Public API).
+
+A mechanism is a cheap immutable object: its parameters are validated in `__init__`; data enter
+only through `sample`, `sample_literal`, `output_law` and `worst_neighbor`. Subclasses provide the
+two samplers as "draw k outputs" closures (`_fast`, `_literal`); this class checks the arguments
+and fills the result chunk by chunk, so that memory stays bounded for any n.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .validation import as_data, as_int, as_rng
+
+#: Floats drawn per chunk by the samplers (32 MB of float64).
+CHUNK_FLOATS = 1 << 22
+
+#: The neighbour relations of DESIGN.md.
+RELATIONS = ("remove", "zero", "replace", "entry")
+
+Draw = Callable[[int, np.random.Generator], np.ndarray]
+
+
+class Mechanism:
+    """A randomized mechanism M: dataset D (n, d) -> output array of shape output_shape(D).
+
+    Class attributes: `name` (registry name), `neighbor` (declared default neighbour relation),
+    `summary` and `param_docs` (shown by `ndis mechanisms`)."""
+
+    name: str = ""
+    neighbor: str = "remove"
+    summary: str = ""
+    param_docs: dict[str, str] = {}
+
+    # -- construction -------------------------------------------------------------------------
+    def _set(self, params: dict, **derived) -> None:
+        """Store the validated constructor parameters (reported by `params`) and derived values."""
+        for key, value in {**params, **derived}.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_params", dict(params))
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"{type(self).__name__} objects are immutable; use with_params({key}=...)")
+
+    @property
+    def params(self) -> dict:
+        """The constructor parameters (for reports)."""
+        return dict(self._params)
+
+    def with_params(self, **changes) -> "Mechanism":
+        """A copy with some parameters changed (validated again)."""
+        unknown = sorted(set(changes) - set(self._params))
+        if unknown:
+            raise ValueError(f"{self.name} has no parameter(s) {unknown}; its parameters are {sorted(self._params)}")
+        return type(self)(**{**self._params, **changes})
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._params == self._params
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(sorted((k, repr(v)) for k, v in self._params.items()))))
+
+    # -- sampling -----------------------------------------------------------------------------
+    def sample(self, D, n, rng) -> np.ndarray:
+        """n independent outputs M(D), shape (n, *output_shape(D)): exact in distribution, batched."""
+        return self.sampler(D)(n, rng)
+
+    def sample_literal(self, D, n, rng) -> np.ndarray:
+        """n independent outputs of the algorithm exactly as the paper writes it (the reference)."""
+        return self.sampler(D, literal=True)(n, rng)
+
+    def sampler(self, D, literal: bool = False) -> Callable[[int, np.random.Generator], np.ndarray]:
+        """`lambda n, rng: self.sample(D, n, rng)` with the data-dependent set-up (factorisation,
+        noise calibration) done once, for callers that draw many batches from one dataset."""
+        D = self._check_data(D)
+        draw, shape, cost = self._literal(D) if literal else self._fast(D)
+        chunk = max(1, CHUNK_FLOATS // max(int(cost), 1))
+
+        def run(n, rng) -> np.ndarray:
+            n = as_int("n", n, minimum=0)
+            rng = as_rng(rng)
+            out = np.empty((n, *shape))
+            for start in range(0, n, chunk):
+                k = min(chunk, n - start)
+                out[start:start + k] = draw(k, rng)
+            return out
+
+        return run
+
+    def _check_data(self, D) -> np.ndarray:
+        return as_data(D)
+
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple, int]:
+        """(draw, output shape, floats drawn per sample) of the fast sampler."""
+        raise NotImplementedError
+
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple, int]:
+        """(draw, output shape, floats drawn per sample) of the literal algorithm."""
+        raise NotImplementedError
+
+    # -- description of the output ------------------------------------------------------------
+    def output_shape(self, D) -> tuple:
+        raise NotImplementedError
+
+    def output_law(self, D):
+        """The output law as a `theory.GaussianLaw` (exact or asymptotic, labelled), or None."""
+        return None
+
+    def features(self, samples) -> np.ndarray:
+        """The natural low-dimensional feature map for auditing, shape (n, k); here: flatten."""
+        samples = np.asarray(samples, dtype=float)
+        return samples.reshape(samples.shape[0], -1)
+
+    def worst_neighbor(self, D, relation=None):
+        """(row index, D') of the family's worst neighbouring pair under `relation`, or None."""
+        return None
+
+    def _relation(self, relation) -> str:
+        relation = self.neighbor if relation is None else relation
+        if relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}")
+        return relation

@@ -1,0 +1,148 @@
+"""Noise calibrations of the DP schemes: how large sigma is in the appended sigma*I rows.
+
+Every DP scheme of seeds 000/004/001 regularises by appending sigma*I to the data (spec §6.0) and
+then runs RP or (sketched) least squares; they differ only in the rule for sigma, collected here as
+mixins. The formulas live in `theory` (one place); this module only decides which data quantities
+feed them. Data-dependent defaults are marked: with C=None the row-norm bound is the dataset's own
+largest row norm (spec §9 Q8), which is what the papers' experiments did but is not a universe bound;
+for standard DP pass a true bound C. `bind`-style fixing: `mech.with_params(C=...)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import theory
+
+from .neighbors import leverage_residual
+from .validation import as_bool, as_leverage, as_positive, as_probability, optional, row_norm_bound
+
+_DOCS = {
+    "eps": "target epsilon (> 0)",
+    "delta": "target delta in (0, 1)",
+    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent, spec §9 Q8)",
+    "tight": "use the tighter valid sigma = C sqrt(1/l* - 1) instead of the published C/sqrt(l*) (default false)",
+    "sigma": "explicit noise scale; overrides the (eps, delta) calibration (default None)",
+    "leverage": "leverage l_S of the database set; default None = max leverage of the data (data-dependent)",
+    "residual": "residual share e_S of the database set; default None = max residual share of the data",
+}
+
+
+def _target(eps, delta, sigma, name: str) -> dict:
+    """Validated (eps, delta); both are required unless an explicit sigma is given."""
+    if sigma is None and (eps is None or delta is None):
+        raise ValueError(f"{name} needs eps and delta (or an explicit sigma)")
+    return {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta)}
+
+
+class NoNoise:
+    """No appended rows (sigma = 0): the inherent mechanism."""
+
+    noise_docs: dict = {}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        return 0.0
+
+
+class RPNoise:
+    """M_RP (seed 004 Fig. 3, Thm 3; spec M6): sigma = C / sqrt(l*) (tight: C sqrt(1/l* - 1)),
+    l* the leverage at which the RP spectrum reaches delta (`theory.rp_sigma`)."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "tight", "sigma")}
+
+    def _noise_params(self, eps=None, delta=None, C=None, tight=False, sigma=None) -> dict:
+        return {**_target(eps, delta, sigma, self.name), "C": optional(as_positive, "C", C),
+                "tight": as_bool("tight", tight), "sigma": optional(as_positive, "sigma", sigma)}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        if self.sigma is not None:
+            return self.sigma
+        return float(theory.rp_sigma(self.eps, self.delta, self.r, row_norm_bound(D, self.C), tight=self.tight))
+
+
+class OLSNoise:
+    """M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec M8): the smallest sigma with
+    phi(C^2/sigma^2, C^2/sigma^2) <= delta (`theory.ols_sigma`)."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "sigma")}
+
+    def _noise_params(self, eps=None, delta=None, C=None, sigma=None) -> dict:
+        return {**_target(eps, delta, sigma, self.name), "C": optional(as_positive, "C", C),
+                "sigma": optional(as_positive, "sigma", sigma)}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        if self.sigma is not None:
+            return self.sigma
+        p = D.shape[1] - 1
+        return float(theory.ols_sigma(self.eps, self.delta, self.r, p, row_norm_bound(D, self.C)))
+
+
+class SheffetNoise:
+    """Sheffet 2019 ("[15]"; spec M5 steps 1-2): c2 = sqrt(4 c1^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps),
+    c1 the row-norm bound (`theory.sheffet_c2`)."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C")}
+
+    def _noise_params(self, eps=None, delta=None, C=None) -> dict:
+        return {**_target(eps, delta, None, self.name), "C": optional(as_positive, "C", C)}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        return float(theory.sheffet_c2(self.eps, self.delta, self.r, row_norm_bound(D, self.C)))
+
+
+class ISIT18Noise:
+    """Showkatbakhsh et al. ISIT'18 ("[17]", spec M12) as seed 004's code calibrates it:
+    sigma^2 = (r / (2^{2 eps_MI} - 1) - f(D)^2)_+ with f over all columns (`theory.isit18_sigma`).
+    The rule depends on the data through f(D), as the scheme prescribes."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta")}
+
+    def _noise_params(self, eps=None, delta=None) -> dict:
+        return _target(eps, delta, None, self.name)
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        return float(theory.isit18_sigma(self.eps, self.delta, self.r, theory.isit18_column_bound(D)))
+
+
+class RPRelativeNoise(RPNoise):
+    """M_RP^rel (seed 004 Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "tight")}
+    sigma = None  # no explicit-sigma override: the decision is the point of the scheme
+
+    def _noise_params(self, eps=None, delta=None, C=None, leverage=None, tight=False) -> dict:
+        params = super()._noise_params(eps, delta, C, tight)
+        del params["sigma"]
+        return {**params, "leverage": optional(as_leverage, "leverage", leverage)}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        level = self.leverage if self.leverage is not None else float(np.max(theory.leverages(D)))
+        if level <= theory.rp_leverage_threshold(self.eps, self.delta, self.r):
+            return 0.0
+        return super().noise_scale(D)
+
+
+class OLSRelativeNoise(OLSNoise):
+    """M_OLS^rel / M_ALS^rel (seed 004 Fig. 13, Thm 6): no noise when phi(l_S, e_S) <= delta, else
+    M_OLS's sigma. Default (l_S, e_S) = (max_i l_i, max_i e_i) of the data (004's text; conservative
+    under the monotonicity of phi, spec §5.6)."""
+
+    noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "residual")}
+    sigma = None
+
+    def _noise_params(self, eps=None, delta=None, C=None, leverage=None, residual=None) -> dict:
+        params = super()._noise_params(eps, delta, C)
+        del params["sigma"]
+        return {**params, "leverage": optional(as_leverage, "leverage", leverage),
+                "residual": optional(as_leverage, "residual", residual)}
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        level, share = self.leverage, self.residual
+        if level is None or share is None:
+            leverages, residuals = leverage_residual(D)
+            level = float(np.max(leverages)) if level is None else level
+            share = float(np.max(residuals)) if share is None else share
+        p = D.shape[1] - 1
+        if float(theory.als_delta(self.eps, level, share, self.r, p)) <= self.delta:
+            return 0.0
+        return super().noise_scale(D)

@@ -1,0 +1,127 @@
+"""The Gaussian mechanism f(D) + N(0, sigma^2 I) (seed 004 Def. 9; spec §3) and Gaussian LS, its OLS
+instance calibrated to the data's largest OLS sensitivity (spec §6 M4; seed 000 Props. 1-2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import theory
+
+from .base import Mechanism
+from .gram import least_squares
+from .neighbors import max_sensitivity_row, row_pair
+from .validation import as_choice, as_data, as_positive, as_probability, optional
+
+
+def _ols(D: np.ndarray) -> np.ndarray:
+    return least_squares(D).x
+
+
+QUERIES = {"sum": lambda D: D.sum(axis=0), "mean": lambda D: D.mean(axis=0), "ols": _ols}
+
+
+class GaussianMechanism(Mechanism):
+    name = "gaussian"
+    summary = "f(D) + N(0, sigma^2 I) for a query f: sum, mean, ols (D = [B, b]) or a callable (seed 004 Def. 9)"
+    param_docs = {
+        "query": "'sum', 'mean' (column sums/means), 'ols' (x_opt of D = [B, b]) or a callable D -> array",
+        "sigma": "noise standard deviation (> 0); or give eps, delta and sensitivity instead",
+        "eps": "target epsilon for the analytic calibration (> 0)",
+        "delta": "target delta in (0, 1)",
+        "sensitivity": "L2 sensitivity of the query under the declared neighbour relation (> 0)",
+    }
+
+    def __init__(self, query="sum", sigma=None, eps=None, delta=None, sensitivity=None):
+        if not callable(query):
+            as_choice("query", query, tuple(QUERIES))
+        params = {"query": query, "sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+                  "delta": optional(as_probability, "delta", delta),
+                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        if sigma is None:
+            if None in (eps, delta, sensitivity):
+                raise ValueError("gaussian needs sigma, or eps, delta and sensitivity to calibrate it")
+            noise = float(theory.gaussian_sigma(params["eps"], params["delta"], params["sensitivity"]))
+        else:
+            noise = params["sigma"]
+        self._set(params, _noise=noise)
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        return self._noise
+
+    def _value(self, D: np.ndarray) -> np.ndarray:
+        f = QUERIES[self.query] if isinstance(self.query, str) else self.query
+        value = np.asarray(f(D), dtype=float)
+        if not np.all(np.isfinite(value)):
+            raise ValueError("the query returned NaN or infinite values")
+        return value
+
+    def output_shape(self, D) -> tuple:
+        return self._value(as_data(D)).shape
+
+    def _fast(self, D):
+        value, sigma = self._value(D), self.noise_scale(D)
+        return (lambda k, rng: value + sigma * rng.standard_normal((k, *value.shape))), value.shape, max(value.size, 1)
+
+    def _literal(self, D):
+        """One query evaluation and one noise draw per output, as the mechanism is defined."""
+        shape, sigma = self._value(D).shape, self.noise_scale(D)
+
+        def draw(k, rng):
+            return np.stack([self._value(D) + sigma * rng.standard_normal(shape) for _ in range(k)])
+
+        return draw, shape, max(int(np.prod(shape)), 1)
+
+    def output_law(self, D):
+        """Exact: N(f(D), sigma^2 I) on the flattened output."""
+        D = as_data(D)
+        value = self._value(D).reshape(-1)
+        return theory.GaussianLaw(value, self.noise_scale(D) ** 2 * np.eye(value.size), copies=1, exact=True)
+
+    def worst_neighbor(self, D, relation=None):
+        """The row whose removal/zeroing moves f(D) the most: for sum, the largest row norm; for mean,
+        the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,
+        the largest OLS sensitivity (seed 000 Props. 7-9). None for a callable query or other relations."""
+        relation = self._relation(relation)
+        if callable(self.query) or relation not in ("remove", "zero"):
+            return None
+        D = as_data(D)
+        if self.query == "ols":
+            return row_pair(D, max_sensitivity_row(D), relation)
+        rows = D - D.mean(axis=0) if (self.query, relation) == ("mean", "remove") else D
+        return row_pair(D, int(np.argmax(np.einsum("ij,ij->i", rows, rows))), relation)
+
+
+class GaussianLS(GaussianMechanism):
+    name = "gaussian-ls"
+    summary = "M4: Gaussian LS, x_opt + N(0, sigma^2 I_p), sigma from the data's max OLS sensitivity (relative DP)"
+    param_docs = {
+        "eps": "target epsilon (> 0)",
+        "delta": "target delta in (0, 1)",
+        "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
+        "calibration": "'analytic' (exact Gaussian spectrum, seed 004 Table IV) or 'classic' (Dwork-Roth, seed 000)",
+        "sensitivity": "OLS sensitivity bound; default None = max_i ||x_opt - x_opt(D minus i)|| of the data "
+                       "(data-dependent: relative DP over D's neighbours, spec M4 step 1)",
+    }
+
+    def __init__(self, eps=None, delta=None, sigma=None, calibration="analytic", sensitivity=None):
+        if sigma is None and (eps is None or delta is None):
+            raise ValueError("gaussian-ls needs eps and delta (or an explicit sigma)")
+        params = {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta),
+                  "sigma": optional(as_positive, "sigma", sigma),
+                  "calibration": as_choice("calibration", calibration, ("analytic", "classic")),
+                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        self._set(params, query="ols")
+
+    def _check_data(self, D) -> np.ndarray:
+        return as_data(D, min_cols=2)
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic), spec M4."""
+        if self.sigma is not None:
+            return self.sigma
+        s = self.sensitivity
+        if s is None:
+            s = float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))
+        calibrate = theory.gaussian_sigma if self.calibration == "analytic" else theory.classic_gaussian_sigma
+        return float(calibrate(self.eps, self.delta, s))

@@ -1,0 +1,62 @@
+"""What the sketching mechanisms see of the data: the Gram matrix of D (possibly with sigma*I_d rows
+appended) as a triangular factor, and the least-squares summary of D = [B, b].
+
+RP, RLC and ALS with a Gaussian sketch depend on D only through D^T D (spec §6.0), so every fast
+sampler starts here. The factor comes from a thin QR of D, then a QR of [R; sigma I] (the appended
+rows of "[D; sigma I_d]", spec §6.0), which never forms D^T D and costs O(n d^2) once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+import theory
+
+from .validation import check_full_rank
+
+
+def _augmented_r(D: np.ndarray, sigma: float) -> np.ndarray:
+    """The R of a QR of [D; sigma I] (shape (min(n, d), d) when sigma == 0, else (d, d))."""
+    R = np.linalg.qr(D, mode="r")
+    if sigma > 0:
+        R = np.linalg.qr(np.vstack([R, sigma * np.eye(D.shape[1])]), mode="r")
+    return R
+
+
+def triangular_factor(D: np.ndarray, sigma: float = 0.0) -> np.ndarray:
+    """Upper-triangular R with R^T R = D^T D + sigma^2 I (the Gram matrix of [D; sigma I_d]).
+
+    Raises ValueError when that Gram matrix is singular (possible only with sigma == 0)."""
+    R = _augmented_r(D, sigma)
+    check_full_rank(R, "D" if sigma == 0 else "[D; sigma I]", D.shape[0])
+    return R
+
+
+@dataclass(frozen=True)
+class LeastSquares:
+    """OLS summary of [B, b] (possibly augmented): x_opt, ||w|| = ||b - B x_opt|| and the factor R
+    (upper, R^T R = B^T B). seed 000 Sec 3 / spec §1.4 notation."""
+
+    x: np.ndarray
+    residual_norm: float
+    R: np.ndarray
+
+    @property
+    def p(self) -> int:
+        return self.x.size
+
+    @property
+    def R_inv(self) -> np.ndarray:
+        """R^{-1}, so that R^{-1} R^{-T} = (B^T B)^{-1}."""
+        return linalg.solve_triangular(self.R, np.eye(self.p))
+
+
+def least_squares(D: np.ndarray, sigma: float = 0.0) -> LeastSquares:
+    """OLS of the last column of [D; sigma I] on the others (spec M8 step 2: B~ = [B; sigma I_p; 0],
+    b~ = [b; 0_p; sigma]), by `theory.ols_fit`. Raises ValueError if B~ is rank-deficient (a zero
+    residual, label in col(B), is allowed)."""
+    x, w, _, R = theory.ols_fit(*theory.split_regression(theory.augment(D, sigma)))
+    return LeastSquares(x=x, residual_norm=float(np.linalg.norm(w)), R=R)

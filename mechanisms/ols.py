@@ -1,0 +1,57 @@
+"""M_OLS: DP least squares by sampling the (regularised) ALS limit (spec §6 M8, M11; seed 004 Fig. 4,
+Thm 5, Fig. 13).
+
+M_OLS(D) ~ N(x~, ||w~||^2 (B~^T B~)^{-1} / r) for [B~, b~] = [D; sigma I_{p+1}]: the asymptotic law of
+ALS on the regularised data, released exactly, so its spectrum is exactly phi (seed 004 Thm 5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import theory
+
+from .als import SketchedLS
+from .calibration import OLSNoise, OLSRelativeNoise
+from .validation import as_int
+
+_R_DOC = {"r": "sketch size of the ALS whose limit is sampled (int > p + 1)"}
+
+
+class _NormalLimitLS(SketchedLS):
+    """Samples `output_law` (exact here): x~ + ||w~|| R^{-1} z / sqrt(r)."""
+
+    law_is_exact = True
+
+    def _fast(self, D):
+        _, ls = self._solution(D)
+        factor = ls.R_inv.T * (ls.residual_norm / np.sqrt(self.r))
+        return (lambda k, rng: ls.x + rng.standard_normal((k, ls.p)) @ factor), (ls.p,), ls.p
+
+    def _literal(self, D):
+        """Spec M8 steps 2-4 as written: form D~, solve OLS, invert B~^T B~, sample the normal."""
+        sigma, _ = self._solution(D)
+        tilde = theory.augment(D, sigma)
+        B, b = tilde[:, :-1], tilde[:, -1]
+        x = np.linalg.lstsq(B, b, rcond=None)[0]
+        w = b - B @ x
+        cov = (w @ w) * np.linalg.inv(B.T @ B) / self.r
+        return (lambda k, rng: rng.multivariate_normal(x, cov, size=k)), (x.size,), x.size
+
+
+class NoisyOLS(OLSNoise, _NormalLimitLS):
+    name = "m-ols"
+    summary = "M8: M_OLS, a sample of the ALS limit normal of [D; sigma I_{p+1}] (seed 004 Fig. 4, Thm 5)"
+    param_docs = {**_R_DOC, **OLSNoise.noise_docs}
+
+    def __init__(self, r, eps=None, delta=None, C=None, sigma=None):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, sigma)})
+
+
+class RelativeOLS(OLSRelativeNoise, _NormalLimitLS):
+    name = "m-ols-rel"
+    summary = "M11: M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (seed 004 Fig. 13)"
+    param_docs = {**_R_DOC, **OLSRelativeNoise.noise_docs}
+
+    def __init__(self, r, eps, delta, C=None, leverage=None, residual=None):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, leverage, residual)})

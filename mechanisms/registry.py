@@ -1,0 +1,57 @@
+"""The registry of schemes by name (spec §6 numbering): `names()`, `get(name, **params)`, `describe()`."""
+
+from __future__ import annotations
+
+import inspect
+
+from .als import ApproximateLeastSquares, ISIT18LeastSquares, NoisyALS, RelativeALS, RPLeastSquares, SheffetLeastSquares
+from .base import Mechanism
+from .gaussian import GaussianLS, GaussianMechanism
+from .ols import NoisyOLS, RelativeOLS
+from .rp import (ISIT18Projection, NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection,
+                 RelativeProjection, SheffetProjection)
+
+_CLASSES: tuple[type[Mechanism], ...] = (
+    GaussianMechanism, GaussianLS, RandomProjection, RandomLinearCombination, ApproximateLeastSquares,
+    SheffetLeastSquares, NoisyProjection, NoisyLinearCombination, NoisyOLS, NoisyALS, RPLeastSquares,
+    RelativeProjection, RelativeOLS, RelativeALS, ISIT18LeastSquares, SheffetProjection, ISIT18Projection,
+)
+_REGISTRY: dict[str, type[Mechanism]] = {cls.name: cls for cls in _CLASSES}
+
+
+def names() -> list[str]:
+    """Every registered scheme name."""
+    return list(_REGISTRY)
+
+
+def _lookup(name: str) -> type[Mechanism]:
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown mechanism {name!r}; known mechanisms: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def parameters(name: str) -> tuple[str, ...]:
+    """The parameter names of the scheme registered as `name`."""
+    return tuple(_lookup(name).param_docs)
+
+
+def get(name: str, **params) -> Mechanism:
+    """The mechanism registered as `name`, constructed with `params` (validated)."""
+    cls = _lookup(name)
+    unknown = sorted(set(params) - set(cls.param_docs))
+    if unknown:
+        allowed = ", ".join(cls.param_docs) or "none"
+        raise ValueError(f"{name} has no parameter(s) {', '.join(unknown)}; its parameters are: {allowed}")
+    missing = [arg.name for arg in inspect.signature(cls).parameters.values()
+               if arg.default is inspect.Parameter.empty and arg.name not in params]
+    if missing:
+        raise ValueError(f"{name} needs the parameter(s) {', '.join(missing)}; its parameters are: {', '.join(cls.param_docs)}")
+    return cls(**params)
+
+
+def describe() -> dict[str, str]:
+    """name -> one-paragraph description with the parameters (for `ndis mechanisms`)."""
+    return {
+        name: cls.summary + "".join(f"\n  {key}: {doc}" for key, doc in cls.param_docs.items())
+        for name, cls in _REGISTRY.items()
+    }

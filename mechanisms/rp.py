@@ -1,0 +1,134 @@
+"""Gaussian random projection and the DP schemes that release it (spec §4, §6 M2, M3, M6, M7, M11).
+
+Output layout: the sketch Pi [D; sigma I_d] of shape (r, d) (= (D^T G)^T in seed 004's notation);
+its r rows are i.i.d. N(0, D^T D + sigma^2 I) (seed 004 Cor. 2), i.e. `copies = r` draws of one
+d-dimensional normal. The fast sampler draws H R with H (r x d) i.i.d. N(0, 1) and
+R^T R = D^T D + sigma^2 I (spec §6.0): O(r d^2) per sample, independent of n. The literal one
+multiplies an r x n Gaussian matrix into D: O(r n d).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import theory
+
+from .base import Mechanism
+from .calibration import ISIT18Noise, NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
+from .gram import triangular_factor
+from .neighbors import max_leverage_row, row_pair
+from .sketch import gaussian_sketch
+from .validation import as_data, as_int
+
+_R_DOC = {"r": "sketch size, the number of projected rows (int >= 1)"}
+
+
+def gram_features(samples) -> np.ndarray:
+    """Upper triangle (with diagonal) of S^T S for each sketch S (r, d): shape (n, d(d+1)/2).
+
+    The output law depends on D only through D^T D, and S^T S is sufficient for it."""
+    samples = np.asarray(samples, dtype=float)
+    gram = np.einsum("nrd,nre->nde", samples, samples)
+    rows, cols = np.triu_indices(samples.shape[-1])
+    return gram[:, rows, cols]
+
+
+class _Projection(Mechanism):
+    """RP of [D; sigma I_d] with sigma = noise_scale(D) (from the calibration mixin)."""
+
+    def output_shape(self, D) -> tuple:
+        return (self.r, as_data(D).shape[1])
+
+    def _fast(self, D):
+        R = triangular_factor(D, self.noise_scale(D))
+        r, d = self.r, D.shape[1]
+        return (lambda k, rng: rng.standard_normal((k, r, d)) @ R), (r, d), r * d
+
+    def _literal(self, D):
+        sigma = self.noise_scale(D)
+        triangular_factor(D, sigma)  # same input checks as the fast sampler
+        r, (n, d) = self.r, D.shape
+        return (lambda k, rng: gaussian_sketch(D, r, k, rng, sigma)), (r, d), r * (n + d)
+
+    def output_law(self, D):
+        """Exact: the r rows are i.i.d. N(0, D^T D + sigma^2 I)."""
+        D = as_data(D)
+        sigma = self.noise_scale(D)
+        triangular_factor(D, sigma)
+        gram = D.T @ D + sigma**2 * np.eye(D.shape[1])
+        return theory.GaussianLaw(np.zeros(D.shape[1]), gram, copies=self.r, exact=True)
+
+    def features(self, samples) -> np.ndarray:
+        return gram_features(samples)
+
+    def worst_neighbor(self, D, relation=None):
+        """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
+
+        sigma is computed from D; with data-dependent defaults (C=None, leverage=None) the mechanism
+        run on D' may choose another sigma — fix them with `with_params` to audit a fixed scheme."""
+        relation = self._relation(relation)
+        D = as_data(D)
+        return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)
+
+
+class RandomProjection(NoNoise, _Projection):
+    name = "rp"
+    summary = "M2: Gaussian random projection Pi D (r x d), Pi i.i.d. N(0,1) (seed 004 Def. 5)"
+    param_docs = _R_DOC
+
+    def __init__(self, r):
+        self._set({"r": as_int("r", r)})
+
+
+class RandomLinearCombination(NoNoise, _Projection):
+    name = "rlc"
+    summary = "M3: random linear combination g^T D (1 x d) = RP with r = 1 (seed 004 App. F)"
+    param_docs = {}
+
+    def __init__(self):
+        self._set({}, r=1)
+
+
+class NoisyProjection(RPNoise, _Projection):
+    name = "m-rp"
+    summary = "M6: M_RP, RP of [D; sigma I_d] with sigma = C/sqrt(l*) (seed 004 Fig. 3, Thm 3)"
+    param_docs = {**_R_DOC, **RPNoise.noise_docs}
+
+    def __init__(self, r, eps=None, delta=None, C=None, tight=False, sigma=None):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, tight, sigma)})
+
+
+class NoisyLinearCombination(RPNoise, _Projection):
+    name = "m-rlc"
+    summary = "M7: M_RLC, M_RP with r = 1 (seed 004 Fig. 8, Cor. 7)"
+    param_docs = RPNoise.noise_docs
+
+    def __init__(self, eps=None, delta=None, C=None, tight=False, sigma=None):
+        self._set(self._noise_params(eps, delta, C, tight, sigma), r=1)
+
+
+class RelativeProjection(RPRelativeNoise, _Projection):
+    name = "m-rp-rel"
+    summary = "M11: M_RP^rel, plain RP when the leverage l_S <= l*, else M_RP (seed 004 Fig. 12)"
+    param_docs = {**_R_DOC, **RPRelativeNoise.noise_docs}
+
+    def __init__(self, r, eps, delta, C=None, leverage=None, tight=False):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, leverage, tight)})
+
+
+class SheffetProjection(SheffetNoise, _Projection):
+    name = "sheffet-rp"
+    summary = "M5's sketch alone: RP of [D; c2 I_d], Sheffet 2019 ('[15]' in seed 004 Tables I/III)"
+    param_docs = {**_R_DOC, **SheffetNoise.noise_docs}
+
+    def __init__(self, r, eps, delta, C=None):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C)})
+
+
+class ISIT18Projection(ISIT18Noise, _Projection):
+    name = "isit18-rp"
+    summary = "M12's sketch alone: Pi D + sigma N, Showkatbakhsh et al. ISIT'18 ('[17]' in seed 004 Table III)"
+    param_docs = {**_R_DOC, **ISIT18Noise.noise_docs}
+
+    def __init__(self, r, eps, delta):
+        self._set({"r": as_int("r", r), **self._noise_params(eps, delta)})

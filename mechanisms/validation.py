@@ -1,0 +1,140 @@
+"""Argument and dataset checks shared by every mechanism.
+
+Each check raises ValueError (TypeError for a wrong type) with a message naming the parameter, what
+was wrong and what is allowed (DESIGN.md, Errors). Numeric parameters may also be given as strings
+("300", "1e-5"), so that command-line `--param k=v` values can be passed through unchanged.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def as_int(name: str, value, minimum: int = 1) -> int:
+    """An integer >= minimum."""
+    number = _number(name, value)
+    if not np.isfinite(number) or number != int(number):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if number < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {int(number)}")
+    return int(number)
+
+
+def as_positive(name: str, value, allow_zero: bool = False) -> float:
+    """A finite float > 0 (or >= 0 with allow_zero)."""
+    number = _number(name, value)
+    if not np.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        allowed = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {allowed}, got {value!r}")
+    return number
+
+
+def as_probability(name: str, value) -> float:
+    """A float strictly between 0 and 1 (a target delta)."""
+    number = _number(name, value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    return number
+
+
+def as_leverage(name: str, value) -> float:
+    """A leverage or residual share: a float in [0, 1)."""
+    number = _number(name, value)
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1), got {value!r}")
+    return number
+
+
+def as_bool(name: str, value) -> bool:
+    """A boolean (also "true"/"false"/"1"/"0" strings)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def as_choice(name: str, value, choices) -> str:
+    """One of a fixed set of strings."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def optional(check, name: str, value, *args):
+    """`check(name, value, *args)` unless value is None."""
+    return None if value is None else check(name, value, *args)
+
+
+def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
+    """A dataset: a finite 2-D float64 array with at least one row and `min_cols` columns."""
+    try:
+        array = np.asarray(D, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric 2-D array (rows = records)") from None
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (rows = records, columns = attributes), got shape {array.shape}")
+    if array.shape[0] < 1 or array.shape[1] < min_cols:
+        raise ValueError(f"{name} must have at least 1 row and {min_cols} column(s), got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
+    return array
+
+
+def as_rng(rng) -> np.random.Generator:
+    """A numpy Generator (an int seed or a SeedSequence is turned into one)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+        return np.random.default_rng(rng)
+    raise TypeError(f"rng must be a numpy.random.Generator (or an int seed), got {type(rng).__name__}")
+
+
+def max_row_norm(D: np.ndarray) -> float:
+    """max_i ||D_(i)||_2, the smallest valid row-norm bound for D."""
+    return float(np.sqrt(np.max(np.einsum("ij,ij->i", D, D))))
+
+
+def row_norm_bound(D: np.ndarray, C) -> float:
+    """The row-norm bound C of a mechanism on D: C itself, checked to cover every row of D, or, when
+    C is None, the data-dependent default max_i ||D_(i)|| (spec §9 Q8: a true universe bound is
+    needed for standard DP)."""
+    largest = max_row_norm(D)
+    if C is None:
+        if largest == 0:
+            raise ValueError("every row of D is zero; give the row-norm bound C explicitly")
+        return largest
+    if C < largest * (1 - 1e-12):
+        raise ValueError(
+            f"the row-norm bound C={C:.6g} is smaller than the largest row norm of the data ({largest:.6g}); "
+            "C must bound every row (use C >= max row norm, or C=None for the data-dependent default)"
+        )
+    return C
+
+
+def check_full_rank(R: np.ndarray, what: str, n_rows: int) -> None:
+    """Raise if the triangular factor R (R^T R = X^T X) shows X to be numerically rank-deficient."""
+    k = R.shape[1]
+    if R.shape[0] < k:
+        raise ValueError(f"{what} has fewer rows ({n_rows}) than columns ({k}); full column rank is required")
+    singular = np.linalg.svd(R, compute_uv=False)
+    if singular[-1] <= singular[0] * max(n_rows, k) * np.finfo(float).eps:
+        raise ValueError(
+            f"{what} is rank-deficient (its {k} columns are linearly dependent); full column rank is required: "
+            "drop collinear columns, or use a mechanism that appends sigma*I rows"
+        )

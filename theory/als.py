@@ -1,0 +1,115 @@
+"""Approximate least squares (ALS, Sarlos 2006) with a Gaussian sketch: its asymptotic spectrum.
+
+x_tilde = (Pi B)^+ Pi b tends to N(x_opt, ||w||^2 (B^T B)^{-1} / r) (seed 000 Lemma 1). For D' = D
+minus a record of leverage l and residual share e = w_i^2 / ||w||^2 (spec §5.5, 004 Theorem 4 as
+reconstructed there), with L1 = 1 - l, Q1 = 1 - l - e, Dl = L1^2 - Q1, K0 = (p/2) ln(Q1/L1) - ln(L1)/2,
+W ~ chi2_{p-1}, Z ~ N(0, 1):
+    under D:   L = e/(2 Q1) W + Dl/(2 Q1) Z^2 + sqrt(r l e) L1/Q1 Z + r l e/(2 Q1) + K0,
+    under D':  L = e/(2 L1) W + Dl/(2 L1^2) Z^2 + sqrt(r l e Q1)/L1^2 Z - r l e/(2 L1^2) + K0,
+delta_fwd = E_D[(1 - e^{eps - L})_+], delta_rev = E_D'[(1 - e^{eps + L})_+]; both by the contour
+integral of `theory.quadratic_loss`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize
+
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
+from .rp import DIRECTIONS, _check_direction
+from .validation import as_finite_array, check_probability, scalar_or_array
+
+
+def _als_losses(leverage, residual, r, p):
+    """The forward loss (under D) and the negated reverse loss (under D') as QuadraticLoss batches."""
+    l, e = leverage, residual
+    q1 = 1.0 - l - e
+    lnl1 = np.log1p(-l)
+    l1 = 1.0 - l
+    dl = e - l * l1
+    k0 = 0.5 * p * np.log1p(-e / l1) - 0.5 * lnl1
+    rle = r * l * e
+    dof = np.stack([p - 1.0, np.ones_like(l)], axis=1)
+    forward = QuadraticLoss.build(
+        np.stack([e / (2.0 * q1), dl / (2.0 * q1)], axis=1), dof,
+        np.stack([np.zeros_like(l), rle * l1**2 / q1**2], axis=1),
+        offset=rle / (2.0 * q1) + k0,
+    )
+    reverse = QuadraticLoss.build(
+        np.stack([-e / (2.0 * l1), -dl / (2.0 * l1**2)], axis=1), dof,
+        np.stack([np.zeros_like(l), rle * q1 / l1**4], axis=1),
+        offset=rle / (2.0 * l1**2) - k0,
+    )
+    return forward, reverse
+
+
+def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
+    """ln delta(eps) of the ALS limit for a record with leverage l and residual share e (broadcasting)."""
+    _check_direction(direction)
+    arrays = np.broadcast_arrays(*(as_finite_array(v, n) for v, n in
+                                   ((eps, "eps"), (leverage, "leverage"), (residual, "residual"), (r, "r"), (p, "p"))))
+    e_, l_, res_, r_, p_ = (a.reshape(-1) for a in arrays)
+    if np.any((l_ < 0) | (res_ < 0)):
+        raise ValueError("leverage and residual share must be non-negative")
+    if np.any(l_ + res_ >= 1):
+        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], seed 004 Prop. 4)")
+    if np.any((p_ < 1) | (p_ != np.round(p_))):
+        raise ValueError("p (columns of B) must be a positive integer")
+    if np.any(r_ <= p_):
+        raise ValueError("the sketch size r must exceed p")
+    forward, reverse = _als_losses(l_, res_, r_, p_)
+    out = np.full(e_.shape, -np.inf)
+    if direction in ("forward", "max"):
+        out = np.maximum(out, _log_delta(forward, e_))
+    if direction in ("reverse", "max"):
+        out = np.maximum(out, _log_delta(reverse, e_))
+    like = next((v for v in (eps, leverage, residual, r, p) if np.ndim(v)), eps)
+    return scalar_or_array(out.reshape(arrays[0].shape), like)
+
+
+def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
+    """phi_{eps,r,p}(l, e): the asymptotic ALS spectrum for one record (spec §5.5, 004 Def. 13).
+
+    p = number of columns of B (intercept included); direction "forward", "reverse" or "max"."""
+    like = next((v for v in (eps, leverage, residual, r, p) if np.ndim(v)), eps)
+    return scalar_or_array(np.exp(np.asarray(als_log_delta(eps, leverage, residual, r, p, direction))), like)
+
+
+def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
+    """sigma of M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec §6 M8): the smallest sigma (sigma^2 > 2 C^2)
+    with phi(C^2/sigma^2, C^2/sigma^2) <= delta, since appending sigma I caps every data row's l and e
+    at C^2/sigma^2.
+
+    Theorem 5 relies on phi increasing in l and e (a conjecture, spec §9 Q9). Guard: phi is also
+    evaluated on a guard_grid x guard_grid grid of (l, e) below the cap; if any exceeds delta, sigma
+    is calibrated against the grid maximum instead."""
+    eps = float(as_finite_array(eps, "eps"))
+    goal = float(np.log(check_probability(delta)))
+    C = float(as_finite_array(C, "C"))
+    if C <= 0:
+        raise ValueError(f"the row-norm bound C must be positive, got {C}")
+    if r <= p:
+        raise ValueError(f"the sketch size r must exceed p, got r={r}, p={p}")
+    fractions = np.linspace(0.0, 1.0, guard_grid + 1)[1:]
+    grid_l, grid_e = (g.reshape(-1) for g in np.meshgrid(fractions, fractions))
+
+    def corner(log_sigma):
+        cap = C**2 / np.exp(2.0 * log_sigma)
+        return als_log_delta(eps, cap, cap, r, p) - goal
+
+    def guarded(log_sigma):
+        cap = C**2 / np.exp(2.0 * log_sigma)
+        return float(np.max(als_log_delta(eps, cap * grid_l, cap * grid_e, r, p))) - goal
+
+    lo = np.log(C * np.sqrt(2.0)) + 1e-9          # sigma^2 > 2 C^2 keeps l + e < 1
+    hi = lo + 1.0
+    while corner(hi) > 0:
+        hi += 1.0
+    if corner(lo) <= 0:
+        return float(np.exp(lo))
+    log_sigma = optimize.brentq(corner, lo, hi, xtol=1e-14, rtol=1e-15)
+    if guarded(log_sigma) > 1e-12:
+        while guarded(hi) > 0:
+            hi += 1.0
+        log_sigma = optimize.brentq(guarded, log_sigma, hi, xtol=1e-14, rtol=1e-15)
+    return float(np.exp(log_sigma))

@@ -1,0 +1,351 @@
+"""Exact privacy profile of a privacy loss that is a quadratic form of a standard normal vector.
+
+For every pair of Gaussians (and the RP / ALS / Gaussian-mechanism closed forms) the privacy loss
+L = ln p(X)/q(X), X ~ P, has the law (spec ndis-als-rp.md §2.3)
+
+    L = offset + sqrt(normal_var) Z_0 + sum_j [ weight_j ||Z_j||^2 + sqrt(linear_j) Z_j1 ],
+
+with independent standard normal vectors Z_j of dimension dof_j. Its cumulant generating function is
+
+    K(z) = offset z + normal_var z^2 / 2
+           + sum_j [ -dof_j/2 ln(1 - 2 weight_j z) + linear_j z^2 / (2 (1 - 2 weight_j z)) ].
+
+delta_{P||Q}(eps) = E[(1 - e^{eps - L})_+] is the inverse Laplace transform
+
+    delta(eps) = (1 / 2 pi i) int_{c - i inf}^{c + i inf} exp(K(z) - z eps) / (z (z + 1)) dz,   0 < c < z_max,
+
+(spec prior-art-theory.md §5). We integrate through the saddle point of
+g(z) = K(z) - z eps - ln z - ln(1 + z) along a parabola z = c + alpha y^2 + i y bent towards the
+half-plane where the integrand decays, factor out e^{g(c)} and return ln delta = g(c) + ln(I / pi):
+no subtraction of probabilities, relative accuracy for every representable ln delta.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate
+
+_START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
+_MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
+_RTOL = 1e-11         # agreement required between two successive trapezoid levels
+_SCAN_STEP, _SCAN_POINTS, _SCAN_BLOCKS = 0.5, 8, 6   # coarse scan for the end of the range: t <= 24
+_ATTEMPTS = 4         # parabola, alpha / 8, alpha / 64, vertical line; then adaptive quadrature
+
+
+@dataclass(frozen=True)
+class QuadraticLoss:
+    """A batch of privacy-loss laws (see module docstring); arrays broadcast over a leading axis.
+
+    weight, dof, linear: shape (batch, terms); offset, normal_var: shape (batch,). Terms with
+    weight 0 must be folded into normal_var (use `QuadraticLoss.build`).
+    """
+
+    weight: np.ndarray
+    dof: np.ndarray
+    linear: np.ndarray
+    offset: np.ndarray
+    normal_var: np.ndarray
+
+    @classmethod
+    def build(cls, weight, dof, linear, offset, normal_var=0.0, zero_tol=0.0) -> "QuadraticLoss":
+        """Broadcast the parameters to a batch; terms with |weight| <= zero_tol become normal terms."""
+        weight = np.atleast_1d(np.asarray(weight, dtype=float))
+        if weight.ndim == 1:
+            weight = weight[None, :]
+        batch = np.broadcast_shapes(weight.shape[:1], np.shape(np.atleast_1d(offset)), np.shape(np.atleast_1d(normal_var)))[0]
+        shape = (batch, weight.shape[1])
+        weight = np.broadcast_to(weight, shape).astype(float)
+        dof = np.broadcast_to(np.asarray(dof, dtype=float), shape).astype(float)
+        linear = np.broadcast_to(np.asarray(linear, dtype=float), shape).astype(float)
+        offset = np.broadcast_to(np.asarray(offset, dtype=float), (batch,)).astype(float)
+        normal_var = np.broadcast_to(np.asarray(normal_var, dtype=float), (batch,)).astype(float)
+        zero = np.abs(weight) <= zero_tol
+        normal_var = normal_var + np.where(zero, linear, 0.0).sum(axis=1)
+        weight = np.where(zero, 0.0, weight)
+        linear = np.where(zero, 0.0, linear)
+        dof = np.where(zero, 0.0, dof)
+        return cls(weight, dof, linear, offset, normal_var)
+
+    @property
+    def batch(self) -> int:
+        return self.offset.shape[0]
+
+    def take(self, rows) -> "QuadraticLoss":
+        return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows], self.normal_var[rows])
+
+    def negated(self) -> "QuadraticLoss":
+        """The law of -L."""
+        return QuadraticLoss(-self.weight, self.dof, self.linear, -self.offset, self.normal_var)
+
+    # -- cumulant generating function and its derivatives on the real axis ------------------------
+    def cgf_derivatives(self, x: np.ndarray):
+        """K(x), K'(x), K''(x), K'''(x) for real x of shape (batch,), inside the domain."""
+        w, k, s = self.weight, self.dof, self.linear
+        x = x[:, None]
+        u = 1.0 - 2.0 * w * x
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k0 = (-0.5 * k * np.log(u) + s * x**2 / (2.0 * u)).sum(axis=1)
+            k1 = (k * w / u + s * x * (1.0 - w * x) / u**2).sum(axis=1)
+            k2 = (2.0 * k * w**2 / u**2 + s / u**3).sum(axis=1)
+            k3 = (8.0 * k * w**3 / u**3 + 6.0 * w * s / u**4).sum(axis=1)
+        x = x[:, 0]
+        v = self.normal_var
+        return (
+            k0 + self.offset * x + 0.5 * v * x**2,
+            k1 + self.offset + v * x,
+            k2 + v,
+            k3,
+        )
+
+    def slope_curvature(self, x: np.ndarray):
+        """K'(x) and K''(x) only (the saddle-point iteration needs no logarithm)."""
+        w, k, s = self.weight, self.dof, self.linear
+        xc = x[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1.0 / (1.0 - 2.0 * w * xc)
+            k1 = (inv * (k * w + s * xc * (1.0 - w * xc) * inv)).sum(axis=1)
+            k2 = (inv**2 * (2.0 * k * w**2 + s * inv)).sum(axis=1)
+        return k1 + self.offset + self.normal_var * x, k2 + self.normal_var
+
+    def upper_domain(self) -> np.ndarray:
+        """z_max = 1 / (2 max weight) over positive weights (inf if none): K is finite on (-, z_max)."""
+        wmax = np.max(np.where(self.weight > 0, self.weight, 0.0), axis=1, initial=0.0)
+        with np.errstate(divide="ignore"):
+            return np.where(wmax > 0, 0.5 / wmax, np.inf)
+
+    def drift(self) -> np.ndarray:
+        """The slope of K at infinity: offset - sum linear_j / (4 weight_j) (normal terms excluded)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(self.weight != 0, self.linear / (4.0 * self.weight), 0.0)
+        return self.offset - terms.sum(axis=1)
+
+    def bounded_above(self) -> np.ndarray:
+        """True where L has a finite essential supremum (all weights <= 0, no normal part)."""
+        return (self.normal_var == 0) & np.all(self.weight <= 0, axis=1)
+
+    def ess_sup(self) -> np.ndarray:
+        """Essential supremum of L (inf where unbounded): offset + sum linear_j / (4 |weight_j|)."""
+        return np.where(self.bounded_above(), self.drift(), np.inf)
+
+    def is_constant(self) -> np.ndarray:
+        return (self.normal_var == 0) & np.all((self.weight == 0) & (self.linear == 0), axis=1)
+
+    def complex_exponent(self, z: np.ndarray, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """G(z) - G(c) with G(z) = K(z) - z eps - ln z - ln(1 + z), for z of shape (batch, nodes).
+
+        Written in differences so that it is accurate near the saddle c."""
+        dz = z - c[:, None]
+        out = dz * (self.offset - eps)[:, None] + 0.5 * self.normal_var[:, None] * dz * (z + c[:, None])
+        out -= np.log1p(dz / c[:, None]) + np.log1p(dz / (1.0 + c[:, None]))
+        for j in range(self.weight.shape[1]):
+            w, k, s = self.weight[:, j, None], self.dof[:, j, None], self.linear[:, j, None]
+            uc = 1.0 - 2.0 * w * c[:, None]
+            if np.any(k):
+                out -= 0.5 * k * np.log1p((-2.0 * w / uc) * dz)
+            if np.any(s):
+                # linear (z^2/u(z) - c^2/u(c)) / 2 = linear dz (z/u(z) + c) / (2 u(c))
+                out += (0.5 * s / uc) * dz * (z / (1.0 - 2.0 * w * z) + c[:, None])
+        return out
+
+
+def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
+    """The minimiser c of the convex g(x) = K(x) - x eps - ln x - ln(1 + x) on (0, z_max)."""
+    zmax = loss.upper_domain()
+    lo = np.zeros_like(eps)
+    hi = zmax.copy()
+
+    def slope(x):
+        return loss.slope_curvature(x)[0] - eps - 1.0 / x - 1.0 / (1.0 + x)
+
+    # bracket: for z_max = inf double until g' > 0 (exists when delta > 0, see log_delta)
+    top = np.isinf(hi)
+    probe = np.where(top, 1.0, 0.0)
+    for _ in range(2100):
+        if not np.any(top):
+            break
+        grad = slope(np.where(top, probe, 1.0))
+        done = top & (grad > 0)
+        hi = np.where(done, probe, hi)
+        lo = np.where(top & ~done, probe, lo)
+        top = top & ~done
+        probe = probe * 2.0
+    x = 0.5 * (lo + hi)
+    for _ in range(200):
+        k1, k2 = loss.slope_curvature(x)
+        grad = k1 - eps - 1.0 / x - 1.0 / (1.0 + x)
+        curv = k2 + 1.0 / x**2 + 1.0 / (1.0 + x) ** 2
+        lo = np.where(grad < 0, x, lo)
+        hi = np.where(grad > 0, x, hi)
+        step = grad / curv
+        new = x - step
+        outside = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
+        # bisect (geometrically when the bracket spans decades) where Newton leaves the bracket
+        mid = np.where((lo > 0) & (hi > 4.0 * lo), np.sqrt(lo * hi), 0.5 * (lo + hi))
+        new = np.where(outside, mid, new)
+        # any c in (0, z_max) gives the exact integral: the saddle only makes the path efficient
+        converged = np.abs(new - x) <= 1e-10 * x
+        x = new
+        if np.all(converged | (grad == 0)):
+            break
+    return x
+
+
+def _path_shape(loss, eps, c, g0, g2, g3):
+    """Curvature alpha of the path z = c + alpha y^2 + i y. alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and is
+    capped so that the path keeps its distance from the singularities on the real axis. A normal
+    component, or a term whose 1/(2|weight|) lies far beyond the range where its Gaussian factor
+    e^{-linear y^2 / 2} has killed the integrand, makes the vertical line (alpha = 0) the path."""
+    zmax = loss.upper_domain()
+    w, s = loss.weight, loss.linear
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near_normal = (w != 0) & (s / (8.0 * w**2) > (np.abs(g0) + 1000.0)[:, None])
+    gaussian = loss.normal_var + np.where(near_normal, s, 0.0).sum(axis=1)
+    direction = np.sign(eps - loss.drift())                     # sign of D: decay of e^{-D Re z}
+    local = g3 / (6.0 * g2)                                     # steepest-descent curvature at c
+    with np.errstate(divide="ignore"):
+        point = np.where(w != 0, 0.5 / w, np.nan)              # branch points 1/(2 weight) on the real axis
+    essential = s > 0                                           # exp(linear z^2 / (2(1 - 2 weight z))) there
+    right_any = zmax - c
+    right_ess = np.min(np.where((w > 0) & essential, point, np.inf), axis=1, initial=np.inf) - c
+    left_any = c - np.max(np.where(w < 0, point, -1.0), axis=1, initial=-1.0)
+    left_ess = c - np.max(np.where((w < 0) & essential, point, -np.inf), axis=1, initial=-np.inf)
+    # stay half a gap away from the nearest singularity, and from the nearest essential one
+    gap = np.where(direction > 0, np.where(np.isfinite(right_ess), right_ess, right_any),
+                   np.where(np.isfinite(left_ess), left_ess, left_any))
+    cap = np.where(np.isfinite(gap), 0.5 / gap, np.sqrt(g2))
+    cap = np.minimum(cap, np.sqrt(g2) * 4.0)
+    magnitude = np.where(local * direction > 0, np.abs(local), 0.0)
+    magnitude = np.clip(magnitude, 0.05 * cap, cap)
+    return np.where(gaussian > 0, 0.0, direction * magnitude)
+
+
+def _integrand(loss, eps, c, g2, alpha, t):
+    """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola."""
+    scale = 1.0 / np.sqrt(g2)[:, None]
+    y = scale * np.sinh(t)
+    z = c[:, None] + alpha[:, None] * y**2 + 1j * y
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        values = np.exp(loss.complex_exponent(z, c, eps)) * (2.0 * alpha[:, None] * y + 1j)
+    return values.imag * scale * np.cosh(t)
+
+
+def _integration_range(loss, eps, c, g2, alpha):
+    """First t (on a coarse scan) where the integrand has fallen below e^-70 of its value at the saddle.
+
+    The rest of the contour may then leave the parabola for the vertical line through that point,
+    along which the integrand's modulus keeps decreasing: its contribution is negligible. This also
+    keeps the path away from essential singularities further along the real axis. Returns (T, found)."""
+    top = np.full(loss.batch, np.inf)
+    todo = np.arange(loss.batch)
+    for block in range(_SCAN_BLOCKS):
+        if todo.size == 0:
+            break
+        t = (block * _SCAN_POINTS + np.arange(1, _SCAN_POINTS + 1))[None, :] * _SCAN_STEP
+        t = np.broadcast_to(t, (todo.size, _SCAN_POINTS))
+        scale = 1.0 / np.sqrt(g2[todo])[:, None]
+        y = scale * np.sinh(t)
+        z = c[todo, None] + alpha[todo, None] * y**2 + 1j * y
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            size = (loss.take(todo).complex_exponent(z, c[todo], eps[todo]).real
+                    + np.log(np.abs(2.0 * alpha[todo, None] * y + 1j) * scale * np.cosh(t)))
+        below = size < -70.0
+        hit = np.any(below, axis=1)
+        first = np.argmax(below, axis=1)
+        # a path along which the integrand grows far above its saddle value meets an essential
+        # singularity: its huge contributions cancel only in exact arithmetic -> reject it
+        before = np.where(np.arange(_SCAN_POINTS)[None, :] < np.where(hit, first, _SCAN_POINTS)[:, None], size, -np.inf)
+        bumped = ~(np.max(before, axis=1) < 20.0)
+        top[todo[hit & ~bumped]] = t[hit & ~bumped, first[hit & ~bumped]]
+        todo = todo[~hit & ~bumped]
+    return top, np.isfinite(top)
+
+
+def _trapezoid(loss, eps, c, g2, alpha, top):
+    """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
+    sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, converged)."""
+    rows = np.arange(loss.batch)
+    ends = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
+    n = _START_NODES
+    h = top / n
+    inner = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
+    ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
+    done = np.zeros(loss.batch, dtype=bool)
+    while n < _MAX_NODES:
+        todo = rows[~done]
+        if todo.size == 0:
+            break
+        sub = loss.take(todo)
+        h = top[todo] / (2 * n)
+        mids = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        refined = 0.5 * total[todo] + h * mids.sum(axis=1)
+        settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
+        total[todo] = refined
+        done[todo[settled | ~np.isfinite(refined)]] = True
+        n *= 2
+    ok &= done & np.isfinite(total) & (total > 0)
+    return total, ok
+
+
+def _adaptive(loss, eps, c, g2) -> float:
+    """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf)."""
+    def on_line(y):
+        return np.exp(loss.complex_exponent(np.array([[c[0] + 1j * y]]), c, eps)[0, 0]).real
+
+    scale = 1.0 / np.sqrt(g2[0])
+    breaks = scale * np.array([0.0, 1.0, 3.0, 10.0, 30.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            total = sum(integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=200)[0]
+                        for a, b in zip(breaks[:-1], breaks[1:]))
+            return total + integrate.quad(on_line, breaks[-1], np.inf, epsabs=0.0, epsrel=1e-12, limit=1000)[0]
+
+
+def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
+    """ln delta(eps) = ln E[(1 - e^{eps - L})_+] for each batch row (eps broadcast to the batch).
+
+    -inf where delta = 0 exactly (eps >= ess sup L). Accurate to ~1e-12 relative in delta."""
+    eps = np.broadcast_to(np.asarray(eps, dtype=float), (loss.batch,)).astype(float)
+    out = np.full(loss.batch, -np.inf)
+    constant = loss.is_constant()
+    with np.errstate(divide="ignore"):
+        out[constant] = np.log(-np.expm1(np.minimum(eps - loss.offset, 0.0)))[constant]
+    active = ~constant & (eps < loss.ess_sup())
+    if not np.any(active):
+        return out
+    rows = np.flatnonzero(active)
+    sub, e = loss.take(rows), eps[rows]
+    c = _saddle(sub, e)
+    k0, _, k2, k3 = sub.cgf_derivatives(c)
+    g0 = k0 - c * e - np.log(c) - np.log1p(c)
+    g2 = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
+    g3 = k3 - 2.0 / c**3 - 2.0 / (1.0 + c) ** 3
+    alpha = _path_shape(sub, e, c, g0, g2, g3)
+    integral = np.full(rows.size, np.nan)
+    pending = np.arange(rows.size)
+    for attempt in range(_ATTEMPTS):
+        # flatten the parabola (down to the vertical line) where the path was rejected
+        part = sub.take(pending)
+        top, found = _integration_range(part, e[pending], c[pending], g2[pending], alpha[pending])
+        value, ok = _trapezoid(part, e[pending], c[pending], g2[pending], alpha[pending], np.where(found, top, 1.0))
+        ok &= found
+        integral[pending[ok]] = value[ok]
+        pending = pending[~ok]
+        if pending.size == 0:
+            break
+        alpha[pending] = 0.0 if attempt == _ATTEMPTS - 2 else alpha[pending] / 8.0
+    # a saddle pinned to the edge of the domain (1 - c/z_max below 1e-10) only happens for
+    # ln delta of order -1e10 and beyond: there the Laplace term sqrt(pi / (2 g''(c))) carries
+    # ln delta to full relative precision and the path integral is not needed
+    pinned = c[pending] >= (1.0 - 1e-10) * sub.upper_domain()[pending]
+    integral[pending[pinned]] = np.sqrt(np.pi / (2.0 * g2[pending[pinned]]))
+    for i in pending[~pinned]:
+        integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], g2[[i]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = g0 + np.log(integral / np.pi)
+    out[rows] = np.minimum(value, 0.0)
+    return out

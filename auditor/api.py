@@ -186,7 +186,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             _check_power(eps, n_held, alpha)
             curves, verdict_data = _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, shape,
                                                      alpha, scorer, features, (n_fit, n_valid, n_held), timings, info)
-    theory, theory_forward, theory_reverse = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+    theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
     verdict = None
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
@@ -200,7 +200,7 @@ def _candidates(scorer, features, mech, k_flat):
     """[(feature name, feature map)], [scorer factories] to compare on validation log-loss."""
     feature_list = [features_module.resolve(features, mech)]
     if features == "auto" and feature_list[0][0] == "mechanism" and k_flat <= 64:
-        feature_list.append(features_module.resolve("flatten"))
+        feature_list.append(features_module.resolve("flatten"))  # dropped below if it is the same map
     if isinstance(scorer, str):
         names = scorers.AUTO_CANDIDATES if scorer == "auto" else (scorer,)
         for name in names:
@@ -226,6 +226,9 @@ def _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, sha
 
     t = time.perf_counter()
     widths = np.cumsum([0] + [m(np.zeros((1, *shape))).shape[1] for _, m in feature_list])
+    if len(feature_list) == 2 and widths[1] == widths[2] - widths[1] and np.array_equal(
+            train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
+        feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
     losses, best = {}, None
     from tqdm.auto import tqdm
 

@@ -24,16 +24,17 @@ def flatten(samples: np.ndarray) -> np.ndarray:
 def gram(samples: np.ndarray) -> np.ndarray:
     """Upper triangle (with diagonal) of Z^T Z for each sample Z of shape (r, d): (n, d(d+1)/2).
 
-    A vector output (n, d) is treated as r = 1, i.e. the upper triangle of x x^T.
+    The map of `mechanisms.rp.gram_features`; a vector output (n, d) is treated as r = 1, i.e. the
+    upper triangle of x x^T.
     """
+    from mechanisms.rp import gram_features
+
     samples = np.asarray(samples, dtype=float)
     if samples.ndim == 2:
         samples = samples[:, None, :]
     if samples.ndim != 3:
         raise ValueError(f"gram features need outputs of shape (n, r, d) or (n, d), got {samples.shape}")
-    rows, cols = np.triu_indices(samples.shape[2])
-    products = np.einsum("nri,nrj->nij", samples, samples)
-    return products[:, rows, cols]
+    return gram_features(samples)
 
 
 def resolve(features, mechanism=None) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:

@@ -63,29 +63,20 @@ def check(D, D_prime, relation: str) -> int:
 
 
 def make(D, relation: str, row: int, replacement=None) -> np.ndarray:
-    """The neighbour D' of D under `relation` at `row` (`replacement` = new row, or (column, value)
-    for `entry`)."""
-    D = _matrix(D, "D")
-    if not -D.shape[0] <= row < D.shape[0]:
-        raise ValueError(f"row {row} is out of range for a dataset with {D.shape[0]} rows")
-    row = row % D.shape[0]
-    if relation == "remove":
-        return np.delete(D, row, axis=0)
-    D_prime = D.copy()
-    if relation == "zero":
-        D_prime[row] = 0.0
-    elif relation == "replace":
+    """The neighbour D' of D under `relation` at `row` (`mechanisms.neighbors.neighbor`);
+    `replacement` is the new row for `replace`, (column, value) for `entry`."""
+    from mechanisms.neighbors import neighbor
+
+    if relation == "replace":
         if replacement is None:
             raise ValueError("the 'replace' relation needs a replacement row")
-        D_prime[row] = np.asarray(replacement, dtype=float)
-    elif relation == "entry":
+        return neighbor(D, relation, row, row=replacement)
+    if relation == "entry":
         if replacement is None:
             raise ValueError("the 'entry' relation needs replacement=(column, value)")
         column, value = replacement
-        D_prime[row, column] = value
-    else:
-        raise ValueError(f"unknown neighbour relation {relation!r}; allowed: {', '.join(RELATIONS)}")
-    return D_prime
+        return neighbor(D, relation, row, j=column, value=value)
+    return neighbor(D, relation, row)
 
 
 def candidate_rows(D, n_candidates: int = 6, seed=0) -> list[int]:

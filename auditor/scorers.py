@@ -54,8 +54,8 @@ class QuadraticScorer:
 
     name = "quadratic"
 
-    def __init__(self, C: float = 1e4, max_fit: int = 250_000, max_terms: int = 2_500):
-        self.C, self.max_fit, self.max_terms = C, max_fit, max_terms
+    def __init__(self, C: float = 1e4, max_fit: int = 250_000, max_terms: int = 2_500, threads: int | None = 1):
+        self.C, self.max_fit, self.max_terms, self.threads = C, max_fit, max_terms, threads
 
     def _expand(self, X):
         Z = self._inner(X)
@@ -63,6 +63,13 @@ class QuadraticScorer:
         return np.concatenate([Z, Z[:, rows] * Z[:, cols]], axis=1)
 
     def fit(self, X_p, X_q, seed=0):
+        """Fit with `threads` BLAS threads (1 by default, see `BoostingScorer.fit`)."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(self.threads):
+            return self._fit(X_p, X_q)
+
+    def _fit(self, X_p, X_q):
         X, y = _training_set(X_p, X_q, self.max_fit)
         k = X.shape[1]
         terms = k + k * (k + 1) // 2
@@ -74,12 +81,15 @@ class QuadraticScorer:
         self._inner = _Standardiser().fit(X)
         E = self._expand(X)
         self._outer = _Standardiser().fit(E)
-        self.model = LogisticRegression(C=self.C, max_iter=2000, tol=1e-8)
+        self.model = LogisticRegression(C=self.C, max_iter=1000, tol=1e-6)
         self.model.fit(self._outer(E), y)
         return self
 
     def score(self, X):
-        return _in_chunks(lambda c: self.model.decision_function(self._outer(self._expand(c))), X)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(self.threads):
+            return _in_chunks(lambda c: self.model.decision_function(self._outer(self._expand(c))), X)
 
 
 class KNNScorer:

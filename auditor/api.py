@@ -16,6 +16,7 @@ from .verdict import check_claim, judge
 METHODS = ("threshold", "eureka")
 _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample streams (0, 1)
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
+_PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
 _MIN_PART = 50
 
 
@@ -166,7 +167,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     pilot_options = dict(eps=eps, alpha=alpha, features=features, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
                          train_fraction=train_fraction, max_train=max_train, validation_fraction=validation_fraction,
                          chunk_size=chunk_size)
-    D_prime, relation, row, how = _resolve_neighbors(mech, D, D_prime, neighbor, pilot_options, root)
+    D_prime, relation, row, how = _resolve_neighbors(mech, D, D_prime, neighbor, pilot_options,
+                                                     sampling.chunk_seed(root, _PILOT_KEY))
 
     with executor:
         shape = _output_shape(mech, sampler, D, D_prime, root, executor)

@@ -106,7 +106,9 @@ def select(mechanism, D, relation: str = "remove", rows="worst", audit_options: 
 
     "worst" uses the mechanism's `worst_neighbor(D, relation)` when it provides one; otherwise
     each candidate row (`candidate_rows`) gets a small pilot audit (`n_pilot` samples per side,
-    quadratic scorer) and the row with the largest mean delta-hat over the eps grid wins.
+    quadratic scorer) and the row with the largest mean delta-hat over the eps grid wins. `audit`
+    passes a `seed` whose streams are disjoint from its own, so the choice of the row does not
+    depend on the samples that later bound delta.
     """
     D = _matrix(D, "D")
     if isinstance(rows, (int, np.integer)):

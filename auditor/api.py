@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -143,6 +144,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
         is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
     exact : optional exact curve (array or callable) for plain callables without an output law.
+    train_fraction, max_train, validation_fraction : the split of each side's samples.
+    chunk_size : samples per sampling task (default: about 32 MB of raw output per chunk).
+    progress : tqdm bars for sampling and training (default: when stderr is a terminal).
+    eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
 
     Returns
     -------
@@ -188,7 +193,14 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             _check_power(eps, n_held, alpha)
             curves, verdict_data = _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, shape,
                                                      alpha, scorer, features, (n_fit, n_valid, n_held), timings, info)
-    theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+    try:
+        theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+    except (ValueError, np.linalg.LinAlgError) as error:
+        if exact is not None:
+            raise
+        warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
+        theory = theory_forward = theory_reverse = None
+        info["theory"] = f"failed: {error}"
     verdict = None
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])

@@ -103,7 +103,13 @@ def _resolve_neighbors(mech, D, D_prime, neighbor, audit_options, seed):
         relation = declared if isinstance(declared, str) and declared in neighbors.RELATIONS else None
     if relation is None:
         return D_prime, None, None, "given"
-    row = neighbors.check(D, D_prime, relation)
+    try:
+        row = neighbors.check(D, D_prime, relation)
+    except ValueError as error:
+        if neighbor is None:
+            raise ValueError(f"{error} ('{relation}' is the mechanism's declared relation; pass neighbor=... "
+                             f"to audit another: {', '.join(neighbors.RELATIONS)})") from None
+        raise
     return D_prime, relation, row, "given"
 
 

@@ -56,6 +56,15 @@ class Mechanism:
             raise ValueError(f"{self.name} has no parameter(s) {unknown}; its parameters are {sorted(self._params)}")
         return type(self)(**{**self._params, **changes})
 
+    def fixed_for(self, D) -> "Mechanism":
+        """A copy whose data-dependent defaults (e.g. C=None -> the largest row norm of D) are fixed at
+        their values on D, so that D and its neighbours are run by the same scheme."""
+        return self.with_params(**self._data_defaults(self._check_data(D)))
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        """{parameter: value on D} for the parameters left to a data-dependent default."""
+        return {}
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}({args})"

@@ -116,12 +116,15 @@ class GaussianLS(GaussianMechanism):
     def _check_data(self, D) -> np.ndarray:
         return as_data(D, min_cols=2)
 
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        if self.sensitivity is None and self.sigma is None:
+            return {"sensitivity": float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))}
+        return {}
+
     def noise_scale(self, D: np.ndarray) -> float:
         """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic), spec M4."""
         if self.sigma is not None:
             return self.sigma
-        s = self.sensitivity
-        if s is None:
-            s = float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))
+        s = self.sensitivity if self.sensitivity is not None else self._data_defaults(D)["sensitivity"]
         calibrate = theory.gaussian_sigma if self.calibration == "analytic" else theory.classic_gaussian_sigma
         return float(calibrate(self.eps, self.delta, s))

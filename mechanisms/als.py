@@ -79,6 +79,11 @@ class SketchedLS(Mechanism):
         cov = ls.residual_norm**2 * (R_inv @ R_inv.T) / self.r
         return theory.GaussianLaw(ls.x, cov, copies=1, exact=self.law_is_exact)
 
+    def spectrum_model(self, D) -> tuple[str, dict]:
+        """theory's closed form: the ALS spectrum phi of [D; sigma I], sigma calibrated on D (held fixed)."""
+        sigma, _ = self._solution(as_data(D, min_cols=2))
+        return "als", {"r": self.r, "ridge": sigma}
+
     def worst_neighbor(self, D, relation=None, eps=None):
         """The row maximising the asymptotic ALS spectrum phi_{eps,r,p}(l, e) in [D; sigma I] over the
         Pareto frontier of (leverage, residual share) (spec §5.6), for remove/zero. eps defaults to

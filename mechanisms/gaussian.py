@@ -78,6 +78,10 @@ class GaussianMechanism(Mechanism):
         value = self._value(D).reshape(-1)
         return theory.GaussianLaw(value, self.noise_scale(D) ** 2 * np.eye(value.size), copies=1, exact=True)
 
+    def spectrum_model(self, D):
+        """theory's closed form for the ols query (x_opt + N(0, sigma^2 I)); None for other queries."""
+        return ("gaussian-ls", {"sigma": self.noise_scale(as_data(D))}) if self.query == "ols" else None
+
     def worst_neighbor(self, D, relation=None):
         """The row whose removal/zeroing moves f(D) the most: for sum, the largest row norm; for mean,
         the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,

@@ -61,6 +61,10 @@ class _Projection(Mechanism):
     def features(self, samples) -> np.ndarray:
         return gram_features(samples)
 
+    def spectrum_model(self, D) -> tuple[str, dict]:
+        """theory's closed form: RP of [D; sigma I] with sigma calibrated on D (held fixed)."""
+        return "rp", {"r": self.r, "ridge": self.noise_scale(as_data(D))}
+
     def worst_neighbor(self, D, relation=None):
         """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
 

@@ -1,9 +1,10 @@
 """The Mechanism protocol (DESIGN.md, Public API).
 
 A mechanism is a cheap immutable object: its parameters are validated in `__init__`; data enter
-only through `sample`, `sample_literal`, `output_law` and `worst_neighbor`. Subclasses provide the
-two samplers as "draw k outputs" closures (`_fast`, `_literal`); this class checks the arguments
-and fills the result chunk by chunk, so that memory stays bounded for any n.
+only through the methods (`sample`, `sample_literal`, `sampler`, `output_law`, `worst_neighbor`,
+`fixed_for`). Subclasses provide the two samplers as "draw k outputs" closures (`_fast`,
+`_literal`); this class checks the arguments and fills the result chunk by chunk, so that memory
+stays bounded for any n.
 """
 
 from __future__ import annotations

@@ -53,10 +53,8 @@ class _Projection(Mechanism):
     def output_law(self, D):
         """Exact: the r rows are i.i.d. N(0, D^T D + sigma^2 I)."""
         D = as_data(D)
-        sigma = self.noise_scale(D)
-        triangular_factor(D, sigma)
-        gram = D.T @ D + sigma**2 * np.eye(D.shape[1])
-        return theory.GaussianLaw(np.zeros(D.shape[1]), gram, copies=self.r, exact=True)
+        R = triangular_factor(D, self.noise_scale(D))
+        return theory.GaussianLaw(np.zeros(D.shape[1]), R.T @ R, copies=self.r, exact=True)
 
     def features(self, samples) -> np.ndarray:
         return gram_features(samples)
@@ -69,7 +67,7 @@ class _Projection(Mechanism):
         """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
 
         sigma is computed from D; with data-dependent defaults (C=None, leverage=None) the mechanism
-        run on D' may choose another sigma — fix them with `with_params` to audit a fixed scheme."""
+        run on D' may choose another sigma: `fixed_for(D)` pins them to audit one fixed scheme."""
         relation = self._relation(relation)
         D = as_data(D)
         return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)

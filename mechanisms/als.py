@@ -81,7 +81,7 @@ class SketchedLS(Mechanism):
 
     def spectrum_model(self, D) -> tuple[str, dict]:
         """theory's closed form: the ALS spectrum phi of [D; sigma I], sigma calibrated on D (held fixed)."""
-        return "als", {"r": self.r, "ridge": self.noise_scale(as_data(D, min_cols=2))}
+        return "als", {"r": self.r, "ridge": self.noise_scale(as_data(D, min_cols=2)), "exact": self.law_is_exact}
 
     def worst_neighbor(self, D, relation=None, eps=None):
         """The row maximising the asymptotic ALS spectrum phi_{eps,r,p}(l, e) in [D; sigma I] over the

@@ -1,1 +1,14 @@
-"""Black-box estimation of a mechanism's privacy spectrum from samples."""
+"""Black-box estimation of a mechanism's privacy spectrum from samples.
+
+`audit(mech, D, D_prime, ...)` trains one score function to tell M(D) from M(D') and turns
+held-out scores into delta-hat(eps) for both directions, with a lower bound that holds
+simultaneously over the eps grid, the detectable floor and a verdict on a claimed (eps, delta).
+"""
+
+from .api import audit
+from .report import AuditReport
+from .sampling import Batched as batched
+from .sampling import PerSample as per_sample
+from .verdict import Verdict
+
+__all__ = ["audit", "AuditReport", "Verdict", "batched", "per_sample"]

@@ -1,0 +1,74 @@
+"""Feature maps: post-processing of mechanism outputs before scoring.
+
+Any measurable map of the output can only lower delta (post-processing), so a feature map never
+makes a lower bound invalid; a good one makes the classifier's job low-dimensional. For Gaussian
+random projection Z = G D the law depends on D only through D^T D, so the Gram matrix Z^T Z is a
+sufficient statistic (spec prior-art-auditing.md §10.3).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+NAMES = ("auto", "flatten", "gram")
+
+
+def flatten(samples: np.ndarray) -> np.ndarray:
+    """(n, ...) -> (n, prod(...)), float64."""
+    samples = np.asarray(samples, dtype=float)
+    return samples.reshape(samples.shape[0], -1)
+
+
+def gram(samples: np.ndarray) -> np.ndarray:
+    """Upper triangle (with diagonal) of Z^T Z for each sample Z of shape (r, d): (n, d(d+1)/2).
+
+    The map of `mechanisms.rp.gram_features`; a vector output (n, d) is treated as r = 1, i.e. the
+    upper triangle of x x^T.
+    """
+    from mechanisms.rp import gram_features
+
+    samples = np.asarray(samples, dtype=float)
+    if samples.ndim == 2:
+        samples = samples[:, None, :]
+    if samples.ndim != 3:
+        raise ValueError(f"gram features need outputs of shape (n, r, d) or (n, d), got {samples.shape}")
+    return gram_features(samples)
+
+
+def resolve(features, mechanism=None) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
+    """(name, map) for a `features` argument: "auto", "flatten", "gram" or a callable.
+
+    "auto" uses the mechanism's own `features(samples)` when it has one, else `flatten`.
+    """
+    if callable(features):
+        return getattr(features, "__name__", "callable"), _checked(features)
+    if features == "flatten":
+        return "flatten", flatten
+    if features == "gram":
+        return "gram", gram
+    if features == "auto":
+        own = getattr(mechanism, "features", None)
+        if callable(own):
+            return "mechanism", _checked(own)
+        return "flatten", flatten
+    raise ValueError(f"unknown features {features!r}; allowed: {', '.join(NAMES)} or a callable")
+
+
+def _checked(function):
+    """Wrap a user feature map so that its output is validated as a finite (n, k) float array."""
+
+    def apply(samples: np.ndarray) -> np.ndarray:
+        values = np.asarray(function(samples), dtype=float)
+        n = len(samples)
+        if values.ndim == 1 and values.size == n:
+            values = values[:, None]
+        if values.ndim != 2 or values.shape[0] != n:
+            raise ValueError(f"a feature map must return an array of shape (n, k) = ({n}, k), got {values.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("the feature map returned NaN or infinite values")
+        return values
+
+    apply.__name__ = getattr(function, "__name__", "features")
+    return apply

@@ -1,0 +1,171 @@
+"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import platform
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from .verdict import Verdict
+
+_CURVES = ("delta", "delta_lower", "delta_upper", "delta_forward", "delta_reverse", "lower_forward",
+           "lower_reverse", "upper_forward", "upper_reverse", "floor")
+_OPTIONAL_CURVES = ("theory", "theory_forward", "theory_reverse")
+
+
+def versions() -> dict:
+    """Versions of Python and of the numerical libraries an audit depends on."""
+    import importlib.metadata as metadata
+
+    found = {"python": platform.python_version()}
+    for package in ("ndis", "numpy", "scipy", "scikit-learn", "torch", "joblib", "dask", "distributed"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _plain(value):
+    """JSON-ready copy: arrays to lists, numpy scalars to Python, non-finite floats to None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+@dataclass(eq=False)
+class AuditReport:
+    """Result of `auditor.audit`.
+
+    `delta` = max(delta_forward, delta_reverse) is the point estimate on the eps grid; `delta_lower`
+    is the lower bound holding simultaneously over the grid and both directions with probability
+    >= 1 - alpha; `delta_upper` bounds (at level alpha) the delta of the trained score's level sets,
+    not the mechanism's; `floor` is the smallest delta the sample size can certify (see
+    `auditor.bounds.detectable_floor`); `theory` the exact curve when the mechanism has an output
+    law (or `exact=` was given), else None; `verdict` the test of `claimed`, else None.
+    """
+
+    eps: np.ndarray
+    delta: np.ndarray
+    delta_lower: np.ndarray
+    delta_upper: np.ndarray
+    delta_forward: np.ndarray
+    delta_reverse: np.ndarray
+    lower_forward: np.ndarray
+    lower_reverse: np.ndarray
+    upper_forward: np.ndarray
+    upper_reverse: np.ndarray
+    floor: np.ndarray
+    theory: np.ndarray | None = None
+    theory_forward: np.ndarray | None = None
+    theory_reverse: np.ndarray | None = None
+    verdict: Verdict | None = None
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["verdict"] = None if self.verdict is None else self.verdict.to_dict()
+        return _plain(out)
+
+    def to_json(self, path=None) -> str:
+        """The report as JSON text; also written to `path` when given."""
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, source) -> "AuditReport":
+        """Read a report written by `to_json` (a path or the JSON text)."""
+        text = str(source)
+        if not text.lstrip().startswith("{"):
+            text = pathlib.Path(source).read_text()
+        data = json.loads(text)
+        values = {}
+        for name in ("eps", *_CURVES):
+            values[name] = np.asarray(data[name], dtype=float)
+        for name in _OPTIONAL_CURVES:
+            values[name] = None if data.get(name) is None else np.asarray(data[name], dtype=float)
+        values["verdict"] = None if data.get("verdict") is None else Verdict(**data["verdict"])
+        values["info"] = data.get("info", {})
+        return cls(**values)
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per eps (write it with `.to_csv`)."""
+        import pandas as pd
+
+        columns = {"eps": self.eps}
+        columns.update({name: getattr(self, name) for name in _CURVES})
+        for name in _OPTIONAL_CURVES:
+            if getattr(self, name) is not None:
+                columns[name] = getattr(self, name)
+        return pd.DataFrame(columns)
+
+    def table(self, every: int | None = None) -> str:
+        """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""
+        step = every or max(len(self.eps) // 10, 1)
+        head = f"{'eps':>7} {'delta_hat':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        lines = [head]
+        for i in range(0, len(self.eps), step):
+            line = f"{self.eps[i]:7.3f} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
+            if self.theory is not None:
+                line += f" {self.theory[i]:11.4g}"
+            lines.append(line)
+        if self.verdict is not None:
+            lines.append(str(self.verdict))
+        return "\n".join(lines)
+
+    def plot(self, path=None, title: str | None = None):
+        """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
+        log-delta panels; saved to `path` when given. Returns the matplotlib Figure."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        for axis, log in zip(axes, (False, True)):
+            axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
+                              label=f"band (lower: simultaneous {1 - self.info.get('alpha', 0.05):.0%})")
+            axis.plot(self.eps, self.delta_lower, color="tab:red", lw=0.8)
+            axis.plot(self.eps, self.delta, "o", color="tab:red", ms=3.5, label="estimate (max of both directions)")
+            if self.theory is not None:
+                axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label="exact")
+            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
+            if self.verdict is not None:
+                axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
+            axis.set_xlabel("eps")
+            axis.set_ylabel("delta")
+            if log:
+                positive = np.concatenate([v[v > 0] for v in (self.delta, self.floor,
+                                                               self.theory if self.theory is not None else self.delta)])
+                axis.set_yscale("log")
+                if positive.size:
+                    axis.set_ylim(max(positive.min() / 3, 1e-12), 1.5)
+            axis.grid(alpha=0.3)
+        axes[0].legend(fontsize=8)
+        figure.suptitle(title or f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
+                                 f"({self.info.get('n_samples', '?')} samples per side)")
+        figure.tight_layout()
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            figure.savefig(path, dpi=120)
+            plt.close(figure)
+        return figure

@@ -1,0 +1,189 @@
+"""The privacy spectrum delta(eps) of a score function, from held-out scores (threshold sweep).
+
+For a score s (large = "looks like P = M(D)"), every level set S_t = {s >= t} is a test, and
+
+    delta_{P||Q}(eps) >= P(S_t) - e^eps Q(S_t),      delta_{Q||P}(eps) >= Q(S_t^c) - e^eps P(S_t^c)
+
+(the hockey-stick divergence is a supremum over events; spec ndis-als-rp.md §1.3). By Neyman-Pearson
+the level sets of the log-likelihood ratio log(p/q) attain both suprema for every eps, so ONE score
+that estimates log(p/q) serves both directions and the whole grid.
+
+* point estimate: delta-hat(eps) = max_t P-hat(S_t) - e^eps Q-hat(S_t) on held-out scores (and the
+  complements for the reverse direction), for all eps after one sort;
+* lower bound (simultaneous over the grid and both directions, level alpha): the event for each
+  (eps, direction) is chosen on a validation split that is independent of the held-out scores; the
+  held-out counts then give exact Clopper-Pearson bounds P(S) >= CP_lower, Q(S) <= CP_upper, with a
+  union bound over the distinct events actually tested. This is much tighter than a DKW band where
+  the optimal events have small probabilities (large eps), which is where small deltas live;
+* upper band (level alpha, for the score's own level sets, NOT for the mechanism): DKW-Massart on
+  both empirical survival functions, uniform over thresholds, so delta-hat + r_P + e^eps r_Q.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from . import bounds
+
+DIRECTIONS = ("forward", "reverse")
+
+
+@dataclass
+class EmpiricalROC:
+    """Survival fractions of the P and Q scores at each distinct score value.
+
+    Entry k is the event {s >= thresholds[k]}; entry 0 is the empty event (threshold +inf), the last
+    entry is the whole space. `p`, `q` are P-hat and Q-hat of the event.
+    """
+
+    thresholds: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+
+
+def empirical_roc(scores_p: np.ndarray, scores_q: np.ndarray) -> EmpiricalROC:
+    """All level-set events of the pooled scores, sorted once: O(n log n)."""
+    scores_p = np.asarray(scores_p, dtype=float).ravel()
+    scores_q = np.asarray(scores_q, dtype=float).ravel()
+    values = np.concatenate([scores_p, scores_q])
+    from_p = np.concatenate([np.ones(scores_p.size, bool), np.zeros(scores_q.size, bool)])
+    order = np.argsort(-values, kind="stable")
+    values, from_p = values[order], from_p[order]
+    count_p = np.cumsum(from_p)
+    count_q = np.arange(1, values.size + 1) - count_p
+    last_of_tie = np.flatnonzero(np.append(values[1:] != values[:-1], True))
+    return EmpiricalROC(
+        thresholds=np.concatenate([[np.inf], values[last_of_tie]]),
+        p=np.concatenate([[0.0], count_p[last_of_tie] / scores_p.size]),
+        q=np.concatenate([[0.0], count_q[last_of_tie] / scores_q.size]),
+    )
+
+
+def _event_probabilities(roc: EmpiricalROC, direction: str):
+    """(probability under the numerator law, under the denominator law) of each event."""
+    if direction == "forward":
+        return roc.p, roc.q
+    if direction == "reverse":  # complements {s < t}: Q is the numerator
+        return 1.0 - roc.q, 1.0 - roc.p
+    raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+
+
+def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
+    """delta-hat(eps) = max over events of num-hat - e^eps den-hat, and the maximising threshold.
+
+    O(n_eps * n) after the sort in `empirical_roc`; memory O(n).
+    """
+    num, den = _event_probabilities(roc, direction)
+    eps = np.asarray(eps, dtype=float)
+    delta = np.empty(eps.size)
+    best = np.empty(eps.size, dtype=int)
+    for i, e in enumerate(eps):
+        values = num - np.exp(e) * den
+        best[i] = np.argmax(values)
+        delta[i] = max(values[best[i]], 0.0)
+    return delta, roc.thresholds[best]
+
+
+def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int, n_den: int, level: float,
+                  n_select: tuple[int, int] | None = None, z_select: float = 1.0):
+    """For each eps, the threshold whose event is predicted to give the largest lower bound.
+
+    `roc` must come from data independent of the held-out scores (a validation split). The
+    prediction uses Wilson bounds at the held-out sizes (n_num, n_den) and per-side level `level`,
+    so that events with tiny, noisy probabilities are not preferred over slightly smaller but
+    well-measured ones. With `n_select` = the validation sizes (num, den), the prediction is also
+    lowered by `z_select` standard errors of the validation estimates, which curbs the winner's
+    curse of maximising a noisy curve over many thresholds. Returns (thresholds, predicted bounds).
+    """
+    num, den = _event_probabilities(roc, direction)
+    z = stats.norm.isf(level)
+    low_num = bounds.wilson_lower(num, n_num, z)
+    up_den = bounds.wilson_upper(den, n_den, z)
+    if n_select is not None:
+        low_num = low_num - z_select * np.sqrt(num * (1 - num) / n_select[0])
+        up_den = up_den + z_select * np.sqrt(den * (1 - den) / n_select[1])
+    eps = np.asarray(eps, dtype=float)
+    thresholds = np.empty(eps.size)
+    predicted = np.empty(eps.size)
+    for i, e in enumerate(eps):
+        values = low_num - np.exp(e) * up_den
+        k = int(np.argmax(values))
+        thresholds[i], predicted[i] = roc.thresholds[k], values[k]
+    return thresholds, predicted
+
+
+def event_counts(sorted_scores: np.ndarray, threshold) -> np.ndarray:
+    """Number of scores >= threshold, for a sorted (ascending) score array."""
+    return sorted_scores.size - np.searchsorted(sorted_scores, threshold, side="left")
+
+
+def event_lower_bound(sorted_p, sorted_q, threshold, eps, direction: str, level):
+    """Clopper-Pearson lower bound on delta(eps) from one fixed event and held-out counts.
+
+    CP_lower(num(S)) - e^eps CP_upper(den(S)), each one-sided at `level`, so it holds with
+    probability >= 1 - 2 level when the event was chosen independently of the counts.
+    """
+    n_p, n_q = sorted_p.size, sorted_q.size
+    k_p, k_q = event_counts(sorted_p, threshold), event_counts(sorted_q, threshold)
+    if direction == "forward":
+        k_num, n_num, k_den, n_den = k_p, n_p, k_q, n_q
+    else:
+        k_num, n_num, k_den, n_den = n_q - k_q, n_q, n_p - k_p, n_p
+    low = bounds.clopper_pearson_lower(k_num, n_num, level)
+    up = bounds.clopper_pearson_upper(k_den, n_den, level)
+    return np.maximum(low - np.exp(eps) * up, 0.0)
+
+
+@dataclass
+class SpectrumEstimate:
+    """Both directions of delta-hat, the simultaneous lower bound, the upper band and the floor."""
+
+    eps: np.ndarray
+    delta: dict
+    lower: dict
+    upper: dict
+    floor: np.ndarray
+    thresholds: dict
+    n_events: int
+
+
+def estimate_spectrum(valid_p, valid_q, held_p, held_q, eps, alpha: float, z_select: float = 1.0) -> SpectrumEstimate:
+    """Threshold-sweep spectrum with bounds from validation (event choice) and held-out scores.
+
+    The lower bound holds simultaneously for every eps of the grid and both directions with
+    probability >= 1 - alpha: K distinct events are tested, each at per-side level alpha / (2K).
+    Events whose predicted bound is <= 0 are not tested (their bound is the trivial 0), so they
+    spend no confidence; this choice also uses validation data only.
+    """
+    eps = np.asarray(eps, dtype=float)
+    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
+    n_p, n_q = held_p.size, held_q.size
+    roc_held = empirical_roc(held_p, held_q)
+    roc_valid = empirical_roc(valid_p, valid_q)
+    budget = alpha / (4 * eps.size)  # per-side level if every (eps, direction) were tested
+
+    delta, upper, lower, chosen = {}, {}, {}, {}
+    r_p, r_q = bounds.dkw_radius(n_p, alpha / 2), bounds.dkw_radius(n_q, alpha / 2)
+    for direction in DIRECTIONS:
+        delta[direction], _ = delta_sweep(roc_held, eps, direction)
+        r_num, r_den = (r_p, r_q) if direction == "forward" else (r_q, r_p)
+        upper[direction] = np.minimum(delta[direction] + r_num + np.exp(eps) * r_den, 1.0)
+        n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
+        n_sel = (np.size(valid_p), np.size(valid_q)) if direction == "forward" else (np.size(valid_q), np.size(valid_p))
+        chosen[direction] = select_events(roc_valid, eps, direction, n_num, n_den, budget, n_sel, z_select)
+
+    active = {(d, t) for d in DIRECTIONS for t, pred in zip(*chosen[d]) if pred > 0}
+    level = alpha / (2 * max(len(active), 1))
+    for direction in DIRECTIONS:
+        thresholds, predicted = chosen[direction]
+        bound = event_lower_bound(held_p, held_q, thresholds, eps, direction, level)
+        lower[direction] = np.where(predicted > 0, bound, 0.0)
+
+    floor = bounds.detectable_floor(eps, n_p, n_q, budget)
+    return SpectrumEstimate(
+        eps=eps, delta=delta, lower=lower, upper=upper, floor=floor,
+        thresholds={d: chosen[d][0] for d in DIRECTIONS}, n_events=len(active),
+    )

@@ -1,0 +1,106 @@
+"""The verdict on a claimed (eps0, delta0): one hypothesis test, H0: delta(eps0) <= delta0.
+
+For each direction one event (a level set of the score) is chosen on the validation split; the
+held-out counts give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`,
+each side of each event at alpha / 4 (a union over the 2 x 2 one-sided statements), and the larger
+bound is compared with delta0. Testing both directions costs a little in the quantile but guards
+against a validation split that favours the wrong one; testing one eps, the verdict does not pay
+the grid's union bound.
+
+* "violation": the (1 - alpha) lower bound exceeds delta0; the reported confidence is 1 - p, with
+  p the smallest level at which it still does;
+* "inconclusive": no violation, and delta0 is below the detectable floor at eps0 (no outcome of an
+  audit of this size could have shown a violation of that size);
+* "consistent": no violation although the audit could resolve deltas of size delta0. Black-box
+  evidence never proves a claim; this says the tested score found no violation at level alpha.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import bounds, spectrum
+
+LABELS = ("violation", "consistent", "inconclusive")
+
+
+@dataclass(eq=False)
+class Verdict:
+    """A verdict; compares equal to its label, so `report.verdict == "violation"` works."""
+
+    label: str
+    eps: float
+    delta: float
+    confidence: float
+    lower_bound: float
+    estimate: float
+    floor: float
+    direction: str
+    alpha: float
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self.label == other
+        return isinstance(other, Verdict) and asdict(self) == asdict(other)
+
+    def __hash__(self):
+        return hash(self.label)
+
+    def __str__(self):
+        if self.label == "violation":
+            return (f"violation of ({self.eps:g}, {self.delta:g}) with confidence {self.confidence:.4f}: "
+                    f"delta({self.eps:g}) >= {self.lower_bound:.3g} ({self.direction})")
+        if self.label == "inconclusive":
+            return (f"inconclusive at level {self.alpha:g}: the detectable floor {self.floor:.3g} at eps={self.eps:g} "
+                    f"is above the claimed delta {self.delta:g}; more samples are needed")
+        return (f"consistent with ({self.eps:g}, {self.delta:g}) at level {self.alpha:g}: "
+                f"no violation found (lower bound {self.lower_bound:.3g}, estimate {self.estimate:.3g})")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_claim(claimed) -> tuple[float, float]:
+    """Validate claimed = (eps0, delta0) with eps0 >= 0 and 0 < delta0 < 1."""
+    try:
+        eps0, delta0 = (float(v) for v in claimed)
+    except (TypeError, ValueError):
+        raise ValueError(f"claimed must be a pair (eps, delta), got {claimed!r}") from None
+    if not (np.isfinite(eps0) and eps0 >= 0):
+        raise ValueError(f"the claimed eps must be finite and >= 0, got {eps0}")
+    if not 0 < delta0 < 1:
+        raise ValueError(f"the claimed delta must lie in (0, 1), got {delta0}")
+    return eps0, delta0
+
+
+def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None, z_select: float = 1.0) -> Verdict:
+    """The verdict on `claimed` from validation ROC (event choice) and held-out scores."""
+    eps0, delta0 = check_claim(claimed)
+    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
+    n = {"forward": (held_p.size, held_q.size), "reverse": (held_q.size, held_p.size)}
+    events = []
+    for direction in spectrum.DIRECTIONS:
+        sel = None if n_select is None else (n_select if direction == "forward" else n_select[::-1])
+        threshold, predicted = spectrum.select_events(roc_valid, [eps0], direction, *n[direction], alpha / 4,
+                                                      sel, z_select)
+        events.append((direction, threshold[0]))
+
+    def lower(level):
+        """Best of the two directions' bounds, each side of each event at level / 4."""
+        values = [float(spectrum.event_lower_bound(held_p, held_q, t, eps0, d, level / 4)[()]) for d, t in events]
+        return max(values), events[int(np.argmax(values))][0]
+
+    roc_held = spectrum.empirical_roc(held_p, held_q)
+    estimate = max(float(spectrum.delta_sweep(roc_held, [eps0], d)[0][0]) for d in spectrum.DIRECTIONS)
+    floor = float(bounds.detectable_floor(eps0, held_p.size, held_q.size, alpha / 4)[0])
+    bound, direction = lower(alpha)
+    if bound > delta0:
+        lo, hi = -20.0, np.log10(alpha)  # bisection on log10 p (confidence reported up to 1 - 1e-20)
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if lower(10**mid)[0] > delta0 else (mid, hi)
+        return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha)
+    label = "inconclusive" if floor > delta0 else "consistent"
+    return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha)

@@ -1,0 +1,1 @@
+"""Examples of using ndis on mechanisms that are not part of it."""

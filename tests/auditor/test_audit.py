@@ -1,0 +1,154 @@
+import json
+
+import numpy as np
+import pytest
+
+import auditor
+from auditor import AuditReport, audit
+
+from .conftest import GaussianMechanism, gaussian_delta_reference
+
+EPS = np.linspace(0, 1, 11)
+D, D_PRIME = np.array([[1.0]]), np.array([[0.0]])
+
+
+def test_gaussian_callable_estimate_close_to_exact_and_bound_below(gaussian_batched):
+    # mu = 1, 2e5 samples per side -> 1e5 held out; SE of delta-hat <= sqrt((1 + e^2) / 4 / 1e5) = 0.0046
+    # at eps <= 1; 4 SE = 0.018 would be loose, the observed error is ~0.003, so 0.01 (~2 SE) is used as
+    # the tolerance on the max over the grid together with the exact-curve overlay.
+    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=200_000, seed=0, scorer="quadratic",
+                   exact=lambda e: gaussian_delta_reference(e, 1.0))
+    assert np.max(np.abs(report.delta - report.theory)) < 0.01
+    assert np.all(report.delta_lower <= report.theory)
+    assert np.all(report.delta == np.maximum(report.delta_forward, report.delta_reverse))
+    assert np.all(report.delta_lower <= report.delta)
+    assert report.info["scorer"] == "quadratic/flatten"
+
+
+def test_per_sample_callable_is_batched_exactly(gaussian_batched, gaussian_per_sample):
+    # numpy draws normals sequentially, so n calls of standard_normal(1) on the chunk's generator give
+    # the same numbers as one standard_normal((n, 1)): the auto-batched per-sample callable must
+    # reproduce the batched audit exactly.
+    a = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=1, scorer="quadratic")
+    b = audit(gaussian_per_sample, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=1, scorer="quadratic")
+    assert a.info["kind"] == "batched" and b.info["kind"] == "per-sample"
+    np.testing.assert_array_equal(a.delta, b.delta)
+    np.testing.assert_array_equal(a.delta_lower, b.delta_lower)
+
+
+def test_results_identical_for_one_and_two_jobs(gaussian_per_sample):
+    kwargs = dict(eps=EPS, n_samples=4_000, seed=5, scorer="quadratic", chunk_size=500)
+    one = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=1, **kwargs)
+    two = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=2, **kwargs)
+    for name in ("delta", "delta_lower", "delta_forward", "delta_reverse", "floor"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
+
+
+def test_dask_local_cluster_gives_the_same_report_as_loky(gaussian_batched):
+    pytest.importorskip("distributed")
+    kwargs = dict(eps=EPS, n_samples=20_000, seed=11, scorer="quadratic", chunk_size=3_000, n_jobs=2)
+    local = audit(gaussian_batched, D[0], D_PRIME[0], **kwargs)
+    dask = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", **kwargs)
+    for name in ("delta", "delta_lower", "delta_upper", "floor"):
+        np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
+
+
+def test_same_seed_same_report_different_seed_different(gaussian_batched):
+    a = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=2, scorer="quadratic")
+    b = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=2, scorer="quadratic")
+    c = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=3, scorer="quadratic")
+    np.testing.assert_array_equal(a.delta, b.delta)
+    assert not np.array_equal(a.delta, c.delta)
+
+
+def test_mechanism_object_and_neighbor_relation_are_used():
+    mech = GaussianMechanism(sigma=1.0)
+    report = audit(mech, D, D_PRIME, eps=EPS, n_samples=20_000, seed=0, scorer="quadratic")
+    assert report.info["mechanism"] == "test-gaussian" and report.info["params"] == {"sigma": 1.0}
+    assert report.info["neighbor"] == {"relation": "replace", "row": 0, "how": "given"}
+    assert report.theory is None  # no output law
+
+
+def test_violation_of_an_understated_claim_is_detected(gaussian_batched):
+    # mu = 1: delta(0.5) = 0.20; claiming delta = 0.01 at eps = 0.5 must be a violation, and claiming
+    # delta = 0.5 (above the truth) must not.
+    bad = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic",
+                claimed=(0.5, 0.01))
+    good = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic",
+                 claimed=(0.5, 0.5))
+    assert bad.verdict == "violation" and bad.verdict.confidence > 0.999
+    assert bad.verdict.lower_bound <= gaussian_delta_reference(0.5, 1.0)
+    assert good.verdict == "consistent"
+    # delta(3) = 0.0015 while 1,000 held-out samples cannot certify anything below ~0.1 at eps = 3
+    tiny = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=2_000, seed=0, scorer="quadratic",
+                 claimed=(3.0, 1e-6))
+    assert tiny.verdict == "inconclusive" and tiny.verdict.floor > 0.05
+
+
+def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
+    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic",
+                   claimed=(0.5, 0.01), exact=lambda e: gaussian_delta_reference(e, 1.0))
+    path = tmp_path / "report.json"
+    report.to_json(path)
+    data = json.loads(path.read_text())
+    assert data["info"]["seed"]["entropy"] == 0 and "numpy" in data["info"]["versions"]
+    assert set(data["info"]["timings"]) >= {"total", "training", "estimation"}
+    back = AuditReport.from_json(path)
+    for name in ("eps", "delta", "delta_lower", "delta_upper", "floor", "theory"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(report, name))
+    assert back.verdict == report.verdict and back.info == data["info"]
+    frame = report.to_frame()
+    assert list(frame["eps"]) == list(EPS) and "theory" in frame and len(frame) == EPS.size
+
+
+def test_plot_writes_a_png(tmp_path, gaussian_batched):
+    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic",
+                   exact=lambda e: gaussian_delta_reference(e, 1.0))
+    report.plot(tmp_path / "spectrum.png")
+    assert (tmp_path / "spectrum.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_explicit_wrappers_force_the_calling_convention():
+    def ambiguous(*args):
+        data, n, rng = args
+        return data + rng.standard_normal((n, 1))
+
+    with pytest.raises(TypeError, match="auditor.batched"):
+        audit(ambiguous, 0.0, 1.0, eps=EPS, n_samples=2_000)
+    report = audit(auditor.batched(ambiguous), 0.0, 1.0, eps=EPS, n_samples=2_000, scorer="quadratic")
+    assert report.info["kind"] == "batched"
+
+
+@pytest.mark.parametrize("output, message", [
+    (lambda data, n, rng: rng.standard_normal((n + 1, 1)), "asked for"),
+    (lambda data, n, rng: np.full((n, 1), np.nan), "NaN"),
+    (lambda data, n, rng: rng.standard_normal((n, 1 + int(data))), "shape"),
+])
+def test_bad_mechanism_output_is_reported(output, message):
+    with pytest.raises(ValueError, match=message):
+        audit(output, 0, 1, eps=EPS, n_samples=2_000)
+
+
+def test_bad_arguments_are_reported(gaussian_batched):
+    with pytest.raises(ValueError, match="eps"):
+        audit(gaussian_batched, D[0], D_PRIME[0], eps=[-1.0, 0.0])
+    with pytest.raises(ValueError, match="alpha"):
+        audit(gaussian_batched, D[0], D_PRIME[0], alpha=1.5)
+    with pytest.raises(ValueError, match="n_samples"):
+        audit(gaussian_batched, D[0], D_PRIME[0], n_samples=10)
+    with pytest.raises(ValueError, match="too few samples for alpha"):
+        audit(gaussian_batched, D[0], D_PRIME[0], eps=[0.0], n_samples=400, alpha=1e-80)
+    with pytest.raises(ValueError, match="claimed delta"):
+        audit(gaussian_batched, D[0], D_PRIME[0], claimed=(1.0, 2.0))
+    with pytest.raises(ValueError, match="unknown scorer"):
+        audit(gaussian_batched, D[0], D_PRIME[0], scorer="forest", n_samples=2_000)
+    with pytest.raises(ValueError, match="backend"):
+        audit(gaussian_batched, D[0], D_PRIME[0], backend="spark", n_samples=2_000)
+
+
+def test_datasets_that_are_not_neighbours_are_rejected():
+    mech = GaussianMechanism(sigma=1.0)
+    with pytest.raises(ValueError, match="not neighbours under 'remove'"):
+        audit(mech, np.zeros((3, 1)), np.ones((2, 1)), neighbor="remove", n_samples=2_000)
+    with pytest.raises(ValueError, match="differ in 2 rows"):
+        audit(mech, np.zeros((3, 1)), np.array([[1.0], [1.0], [0.0]]), n_samples=2_000)

@@ -109,6 +109,12 @@ def command_theory(args) -> None:
     print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
 
 
+def command_audit(args) -> None:
+    from auditor import run
+
+    run.audit_from_cli(args, datasets.load(args.data), parse_grid(args.eps), parse_params(args.param))
+
+
 def command_mechanisms(args) -> None:
     import mechanisms
 
@@ -132,6 +138,12 @@ def command_reproduce(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+
+    au = commands.add_parser("audit", help="black-box estimate of a mechanism's privacy spectrum from samples")
+    from auditor.run import add_arguments
+
+    add_arguments(au)
+    au.set_defaults(run=command_audit)
 
     me = commands.add_parser("mechanisms", help="list the registered mechanisms and their parameters")
     me.set_defaults(run=command_mechanisms)

@@ -31,6 +31,8 @@ from scipy import integrate
 _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
 _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
 _RTOL = 1e-11         # agreement required between two successive trapezoid levels
+_SCAN_STEP, _SCAN_POINTS, _SCAN_BLOCKS = 0.5, 8, 6   # coarse scan for the end of the range: t <= 24
+_ATTEMPTS = 4         # parabola, alpha / 8, alpha / 64, vertical line; then adaptive quadrature
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,16 @@ class QuadraticLoss:
             k3,
         )
 
+    def slope_curvature(self, x: np.ndarray):
+        """K'(x) and K''(x) only (the saddle-point iteration needs no logarithm)."""
+        w, k, s = self.weight, self.dof, self.linear
+        xc = x[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1.0 / (1.0 - 2.0 * w * xc)
+            k1 = (inv * (k * w + s * xc * (1.0 - w * xc) * inv)).sum(axis=1)
+            k2 = (inv**2 * (2.0 * k * w**2 + s * inv)).sum(axis=1)
+        return k1 + self.offset + self.normal_var * x, k2 + self.normal_var
+
     def upper_domain(self) -> np.ndarray:
         """z_max = 1 / (2 max weight) over positive weights (inf if none): K is finite on (-, z_max)."""
         wmax = np.max(np.where(self.weight > 0, self.weight, 0.0), axis=1, initial=0.0)
@@ -130,11 +142,12 @@ class QuadraticLoss:
         out -= np.log1p(dz / c[:, None]) + np.log1p(dz / (1.0 + c[:, None]))
         for j in range(self.weight.shape[1]):
             w, k, s = self.weight[:, j, None], self.dof[:, j, None], self.linear[:, j, None]
-            if not np.any(k) and not np.any(s):
-                continue
             uc = 1.0 - 2.0 * w * c[:, None]
-            uz = 1.0 - 2.0 * w * z
-            out += -0.5 * k * np.log1p(-2.0 * w * dz / uc) + 0.5 * s * dz * (z + c[:, None] - 2.0 * w * z * c[:, None]) / (uz * uc)
+            if np.any(k):
+                out -= 0.5 * k * np.log1p((-2.0 * w / uc) * dz)
+            if np.any(s):
+                # linear (z^2/u(z) - c^2/u(c)) / 2 = linear dz (z/u(z) + c) / (2 u(c))
+                out += (0.5 * s / uc) * dz * (z / (1.0 - 2.0 * w * z) + c[:, None])
         return out
 
 
@@ -145,7 +158,7 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
     hi = zmax.copy()
 
     def slope(x):
-        return loss.cgf_derivatives(x)[1] - eps - 1.0 / x - 1.0 / (1.0 + x)
+        return loss.slope_curvature(x)[0] - eps - 1.0 / x - 1.0 / (1.0 + x)
 
     # bracket: for z_max = inf double until g' > 0 (exists when delta > 0, see log_delta)
     top = np.isinf(hi)
@@ -161,7 +174,7 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
         probe = probe * 2.0
     x = 0.5 * (lo + hi)
     for _ in range(200):
-        _, k1, k2, _ = loss.cgf_derivatives(x)
+        k1, k2 = loss.slope_curvature(x)
         grad = k1 - eps - 1.0 / x - 1.0 / (1.0 + x)
         curv = k2 + 1.0 / x**2 + 1.0 / (1.0 + x) ** 2
         lo = np.where(grad < 0, x, lo)
@@ -172,7 +185,8 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
         # bisect (geometrically when the bracket spans decades) where Newton leaves the bracket
         mid = np.where((lo > 0) & (hi > 4.0 * lo), np.sqrt(lo * hi), 0.5 * (lo + hi))
         new = np.where(outside, mid, new)
-        converged = np.abs(new - x) <= 1e-14 * x
+        # any c in (0, z_max) gives the exact integral: the saddle only makes the path efficient
+        converged = np.abs(new - x) <= 1e-10 * x
         x = new
         if np.all(converged | (grad == 0)):
             break
@@ -180,8 +194,7 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
 
 
 def _path_shape(loss, eps, c, g0, g2, g3):
-    """Curvature alpha of the path z = c + alpha y^2 + i y and the far-field Gaussian decay rate of
-    the integrand along it. alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and is
+    """Curvature alpha of the path z = c + alpha y^2 + i y. alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and is
     capped so that the path keeps its distance from the singularities on the real axis. A normal
     component, or a term whose 1/(2|weight|) lies far beyond the range where its Gaussian factor
     e^{-linear y^2 / 2} has killed the integrand, makes the vertical line (alpha = 0) the path."""
@@ -193,14 +206,20 @@ def _path_shape(loss, eps, c, g0, g2, g3):
     direction = np.sign(eps - loss.drift())                     # sign of D: decay of e^{-D Re z}
     local = g3 / (6.0 * g2)                                     # steepest-descent curvature at c
     with np.errstate(divide="ignore"):
-        left = np.max(np.where(w < 0, 0.5 / w, -1.0), axis=1, initial=-1.0)   # nearest singularity < 0
-    cap = np.where(direction > 0, np.where(np.isfinite(zmax), 0.5 / (zmax - c), np.sqrt(g2)), 0.5 / (c - left))
+        point = np.where(w != 0, 0.5 / w, np.nan)              # branch points 1/(2 weight) on the real axis
+    essential = s > 0                                           # exp(linear z^2 / (2(1 - 2 weight z))) there
+    right_any = zmax - c
+    right_ess = np.min(np.where((w > 0) & essential, point, np.inf), axis=1, initial=np.inf) - c
+    left_any = c - np.max(np.where(w < 0, point, -1.0), axis=1, initial=-1.0)
+    left_ess = c - np.max(np.where((w < 0) & essential, point, -np.inf), axis=1, initial=-np.inf)
+    # stay half a gap away from the nearest singularity, and from the nearest essential one
+    gap = np.where(direction > 0, np.where(np.isfinite(right_ess), right_ess, right_any),
+                   np.where(np.isfinite(left_ess), left_ess, left_any))
+    cap = np.where(np.isfinite(gap), 0.5 / gap, np.sqrt(g2))
     cap = np.minimum(cap, np.sqrt(g2) * 4.0)
     magnitude = np.where(local * direction > 0, np.abs(local), 0.0)
     magnitude = np.clip(magnitude, 0.05 * cap, cap)
-    alpha = np.where(gaussian > 0, 0.0, direction * magnitude)
-    rate = np.where(gaussian > 0, 0.5 * gaussian, np.abs((eps - loss.drift()) * alpha))
-    return alpha, rate
+    return np.where(gaussian > 0, 0.0, direction * magnitude)
 
 
 def _integrand(loss, eps, c, g2, alpha, t):
@@ -213,12 +232,35 @@ def _integrand(loss, eps, c, g2, alpha, t):
     return values.imag * scale * np.cosh(t)
 
 
-def _integration_range(loss, eps, c, g0, g2, rate):
-    """T such that the integrand is below e^-100 of its peak for t > T (y = sinh(t) / sqrt(g2))."""
-    dofs = loss.dof.sum(axis=1)
-    reach = np.sqrt((np.abs(g0) + np.abs(c * (eps - loss.drift())) + 200.0 + dofs) / np.maximum(rate, 1e-300))
-    reach = np.maximum(reach, 40.0 / np.sqrt(g2))
-    return np.arcsinh(reach * np.sqrt(g2))
+def _integration_range(loss, eps, c, g2, alpha):
+    """First t (on a coarse scan) where the integrand has fallen below e^-70 of its value at the saddle.
+
+    The rest of the contour may then leave the parabola for the vertical line through that point,
+    along which the integrand's modulus keeps decreasing: its contribution is negligible. This also
+    keeps the path away from essential singularities further along the real axis. Returns (T, found)."""
+    top = np.full(loss.batch, np.inf)
+    todo = np.arange(loss.batch)
+    for block in range(_SCAN_BLOCKS):
+        if todo.size == 0:
+            break
+        t = (block * _SCAN_POINTS + np.arange(1, _SCAN_POINTS + 1))[None, :] * _SCAN_STEP
+        t = np.broadcast_to(t, (todo.size, _SCAN_POINTS))
+        scale = 1.0 / np.sqrt(g2[todo])[:, None]
+        y = scale * np.sinh(t)
+        z = c[todo, None] + alpha[todo, None] * y**2 + 1j * y
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            size = (loss.take(todo).complex_exponent(z, c[todo], eps[todo]).real
+                    + np.log(np.abs(2.0 * alpha[todo, None] * y + 1j) * scale * np.cosh(t)))
+        below = size < -70.0
+        hit = np.any(below, axis=1)
+        first = np.argmax(below, axis=1)
+        # a path along which the integrand grows far above its saddle value meets an essential
+        # singularity: its huge contributions cancel only in exact arithmetic -> reject it
+        before = np.where(np.arange(_SCAN_POINTS)[None, :] < np.where(hit, first, _SCAN_POINTS)[:, None], size, -np.inf)
+        bumped = ~(np.max(before, axis=1) < 20.0)
+        top[todo[hit & ~bumped]] = t[hit & ~bumped, first[hit & ~bumped]]
+        todo = todo[~hit & ~bumped]
+    return top, np.isfinite(top)
 
 
 def _trapezoid(loss, eps, c, g2, alpha, top):
@@ -248,29 +290,19 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
     return total, ok
 
 
-def _adaptive(loss, eps, c, alpha, g2, top) -> float:
-    """Fallback for one batch row: adaptive Gauss-Kronrod quadrature on the same path, or on the
-    vertical line Re z = c over y in [0, inf) if that path meets overflow."""
-    scale = 1.0 / np.sqrt(g2[0])
-
-    def on_path(t):
-        y = scale * np.sinh(t)
-        z = np.array([[c[0] + alpha[0] * y * y + 1j * y]])
-        value = np.exp(loss.complex_exponent(z, c, eps)[0, 0]) * (2.0 * alpha[0] * y + 1j)
-        return value.imag * scale * np.cosh(t)
-
+def _adaptive(loss, eps, c, g2) -> float:
+    """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf)."""
     def on_line(y):
         return np.exp(loss.complex_exponent(np.array([[c[0] + 1j * y]]), c, eps)[0, 0]).real
 
+    scale = 1.0 / np.sqrt(g2[0])
+    breaks = scale * np.array([0.0, 1.0, 3.0, 10.0, 30.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            pieces = np.linspace(0.0, top[0], 33)
-            total = sum(integrate.quad(on_path, a, b, epsabs=0.0, epsrel=1e-13, limit=200)[0]
-                        for a, b in zip(pieces[:-1], pieces[1:]))
-            if not (np.isfinite(total) and total > 0):
-                total = integrate.quad(on_line, 0.0, np.inf, epsabs=0.0, epsrel=1e-12, limit=1000)[0]
-    return total
+            total = sum(integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=200)[0]
+                        for a, b in zip(breaks[:-1], breaks[1:]))
+            return total + integrate.quad(on_line, breaks[-1], np.inf, epsabs=0.0, epsrel=1e-12, limit=1000)[0]
 
 
 def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
@@ -292,16 +324,27 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
     g0 = k0 - c * e - np.log(c) - np.log1p(c)
     g2 = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
     g3 = k3 - 2.0 / c**3 - 2.0 / (1.0 + c) ** 3
-    alpha, rate = _path_shape(sub, e, c, g0, g2, g3)
-    top = _integration_range(sub, e, c, g0, g2, rate)
-    integral, ok = _trapezoid(sub, e, c, g2, alpha, top)
+    alpha = _path_shape(sub, e, c, g0, g2, g3)
+    integral = np.full(rows.size, np.nan)
+    pending = np.arange(rows.size)
+    for attempt in range(_ATTEMPTS):
+        # flatten the parabola (down to the vertical line) where the path was rejected
+        part = sub.take(pending)
+        top, found = _integration_range(part, e[pending], c[pending], g2[pending], alpha[pending])
+        value, ok = _trapezoid(part, e[pending], c[pending], g2[pending], alpha[pending], np.where(found, top, 1.0))
+        ok &= found
+        integral[pending[ok]] = value[ok]
+        pending = pending[~ok]
+        if pending.size == 0:
+            break
+        alpha[pending] = 0.0 if attempt == _ATTEMPTS - 2 else alpha[pending] / 8.0
     # a saddle pinned to the edge of the domain (1 - c/z_max below 1e-10) only happens for
     # ln delta of order -1e10 and beyond: there the Laplace term sqrt(pi / (2 g''(c))) carries
     # ln delta to full relative precision and the path integral is not needed
-    pinned = c >= (1.0 - 1e-10) * sub.upper_domain()
-    integral[pinned] = np.sqrt(np.pi / (2.0 * g2[pinned]))
-    for i in np.flatnonzero(~ok & ~pinned):
-        integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], alpha[[i]], g2[[i]], top[[i]])
+    pinned = c[pending] >= (1.0 - 1e-10) * sub.upper_domain()[pending]
+    integral[pending[pinned]] = np.sqrt(np.pi / (2.0 * g2[pending[pinned]]))
+    for i in pending[~pinned]:
+        integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], g2[[i]])
     with np.errstate(divide="ignore", invalid="ignore"):
         value = g0 + np.log(integral / np.pi)
     out[rows] = np.minimum(value, 0.0)

@@ -1,0 +1,37 @@
+"""Plots of privacy spectra: delta(eps) on a linear and/or a logarithmic delta axis."""
+
+from __future__ import annotations
+
+import pathlib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+STYLES = {"max": dict(color="black", lw=2.0), "forward": dict(color="tab:blue", ls="--"),
+          "reverse": dict(color="tab:orange", ls=":")}
+
+
+def plot_curves(path, eps, curves: dict, title: str, scale: str = "both") -> pathlib.Path:
+    """Write a PNG with one line per named curve; scale 'linear', 'log' or 'both' (two panels)."""
+    scales = ("linear", "log") if scale == "both" else (scale,)
+    fig, axes = plt.subplots(1, len(scales), figsize=(5.5 * len(scales), 4.2), squeeze=False)
+    for ax, kind in zip(axes[0], scales):
+        for name, values in curves.items():
+            values = np.asarray(values, dtype=float)
+            shown = np.where(values > 0, values, np.nan) if kind == "log" else values
+            ax.plot(eps, shown, label=name, **STYLES.get(name, {}))
+        ax.set_yscale(kind)
+        if kind == "log":
+            ax.set_ylim(top=2.0)
+        ax.set_xlabel("eps")
+        ax.set_ylabel("delta(eps)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return pathlib.Path(path)

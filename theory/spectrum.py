@@ -1,0 +1,198 @@
+"""Dataset-level privacy spectra: the worst neighbouring pair of a dataset and its exact curve.
+
+A spectrum is the pointwise maximum over the dataset's neighbours D' (and both directions) of
+delta_{M(D), M(D')}(eps) (spec §1.3). For the closed-form families the scan over all n rows is
+vectorised and uses the monotonicity results of the papers:
+
+* ``rp`` / ``rlc`` (seed 004 Thm 2, Prop. 3): increasing in the removed row's leverage, so only the
+  max-leverage row is evaluated;
+* ``als`` (seed 004 Thm 4; spec §5.6): increasing in leverage l and residual share e (conjectured,
+  checked numerically), so only the Pareto frontier of {(l_i, e_i)} is evaluated;
+* ``gaussian-ls`` (x_opt + N(0, sigma^2 I), seed 000 Prop. 1, 004 Prop. 6): increasing in the OLS
+  sensitivity, so the row with the largest ||x_opt - x'_opt|| is evaluated.
+
+``ridge`` > 0 means the mechanism runs on [D; ridge I] (M_RP, M_OLS, M_ALS, Sheffet's scheme): the
+appended rows are public and never removed. The ``remove`` and ``zero`` relations give the same
+spectrum for all these schemes (spec §1.1). Any other mechanism with an ``output_law`` is handled
+generically through `GaussianPair`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .als import als_delta
+from .gaussian import gaussian_delta
+from .gaussian_pair import GaussianPair
+from .leverage import augment, leverages, ols_fit, ols_sensitivities, split_regression
+from .rp import rp_delta
+from .validation import as_finite_array
+
+FAMILIES = ("rp", "rlc", "als", "gaussian-ls")
+RELATIONS = ("remove", "zero")
+
+
+@dataclass
+class Spectrum:
+    """delta(eps) = max(forward, reverse) of the worst neighbouring pair, per eps."""
+
+    eps: np.ndarray
+    delta: np.ndarray
+    forward: np.ndarray
+    reverse: np.ndarray
+    row: np.ndarray                      # index of the worst removed row, per eps
+    neighbor: str
+    mechanism: str
+    exact: bool                          # False when the curve is that of an asymptotic normal law
+    details: dict = field(default_factory=dict)
+
+    @property
+    def worst_row(self) -> int:
+        """The row that is worst at the most eps grid points."""
+        values, counts = np.unique(self.row, return_counts=True)
+        return int(values[np.argmax(counts)])
+
+
+def pareto_frontier(leverage: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    """Indices of the rows not dominated in both leverage and residual share (O(n log n))."""
+    order = np.lexsort((-residual, -leverage))            # by leverage, then residual, descending
+    best = np.maximum.accumulate(residual[order])
+    keep = np.concatenate([[True], residual[order][1:] > best[:-1]])
+    return np.sort(order[keep])
+
+
+def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
+    """The rows to evaluate: the family's candidates for "worst", else the requested ones."""
+    if isinstance(rows, str):
+        if rows == "worst":
+            return candidates
+        if rows == "all":
+            return np.arange(n)
+        raise ValueError(f"rows must be 'worst', 'all', an index or a list of indices, got {rows!r}")
+    chosen = np.atleast_1d(np.asarray(rows))
+    if chosen.dtype.kind not in "iu" or np.any((chosen < 0) | (chosen >= n)):
+        raise ValueError(f"row indices must be integers in [0, {n}), got {rows!r}")
+    return chosen
+
+
+def _max_over_rows(eps, rows, forward, reverse) -> tuple:
+    """Pointwise max over rows (axis 0) of max(forward, reverse)."""
+    both = np.maximum(forward, reverse)
+    worst = np.argmax(both, axis=0)
+    pick = lambda a: a[worst, np.arange(eps.size)]
+    return pick(both), pick(forward), pick(reverse), rows[worst]
+
+
+def _rp(D, eps, rows, r, ridge):
+    lev = leverages(augment(D, ridge))[: D.shape[0]]
+    chosen = _select(rows, np.array([int(np.argmax(lev))]), D.shape[0])
+    fwd = rp_delta(eps[None, :], lev[chosen, None], r, "forward")
+    rev = rp_delta(eps[None, :], lev[chosen, None], r, "reverse")
+    return _max_over_rows(eps, chosen, fwd, rev), {"leverage": lev[chosen].tolist()}, True
+
+
+def _als(D, eps, rows, r, ridge):
+    B, b = split_regression(augment(D, ridge))
+    _, w, Q, _ = ols_fit(B, b)
+    n = D.shape[0]
+    lev = np.einsum("ij,ij->i", Q, Q)[:n]
+    res = (w**2 / float(w @ w))[:n]
+    chosen = _select(rows, pareto_frontier(lev, res), n)
+    p = B.shape[1]
+    fwd = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "forward")
+    rev = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "reverse")
+    details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
+    return _max_over_rows(eps, chosen, fwd, rev), details, False
+
+
+def _gaussian_ls(D, eps, rows, sigma):
+    B, b = split_regression(D)
+    sens = ols_sensitivities(B, b)
+    chosen = _select(rows, np.array([int(np.argmax(sens))]), D.shape[0])
+    curve = gaussian_delta(eps[None, :], sens[chosen, None] / sigma)
+    return _max_over_rows(eps, chosen, curve, curve), {"sensitivity": sens[chosen].tolist()}, True
+
+
+def _remove(D: np.ndarray, row: int, neighbor: str) -> np.ndarray:
+    if neighbor == "zero":
+        out = D.copy()
+        out[row] = 0.0
+        return out
+    return np.delete(D, row, axis=0)
+
+
+def _generic(mechanism, D, eps, rows, neighbor):
+    """Any mechanism with output_law(D): exact GaussianPair on the requested or worst pair(s)."""
+    if not hasattr(mechanism, "output_law"):
+        raise ValueError(f"mechanism {mechanism!r} has no closed form here and no output_law")
+    law = mechanism.output_law(D)
+    if law is None:
+        raise ValueError(f"mechanism {getattr(mechanism, 'name', mechanism)!r} has no Gaussian output law")
+    if isinstance(rows, str) and rows == "worst":
+        found = mechanism.worst_neighbor(D, neighbor) if hasattr(mechanism, "worst_neighbor") else None
+        if found is None:
+            raise ValueError("rows='worst' needs a mechanism with a worst_neighbor helper; pass row indices")
+        pairs = [found]
+    else:
+        pairs = [(int(i), _remove(D, int(i), neighbor)) for i in _select(rows, np.arange(0), D.shape[0])]
+    fwd, rev = [], []
+    for _, neighbour_data in pairs:
+        pair = GaussianPair.from_laws(law, mechanism.output_law(neighbour_data))
+        fwd.append(pair.delta(eps))
+        rev.append(pair.reverse().delta(eps))
+    chosen = np.array([i for i, _ in pairs])
+    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True))
+
+
+def _family(mechanism, params: dict):
+    """(family name, parameters) of a registered name or a mechanism object's `spectrum_model`."""
+    if isinstance(mechanism, str):
+        return mechanism, params
+    if hasattr(mechanism, "spectrum_model"):
+        return mechanism.spectrum_model
+    return None, params
+
+
+def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params) -> Spectrum:
+    """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
+
+    mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
+    (r, ridge, sigma), or a mechanism object: one with a ``spectrum_model`` = (family, params)
+    attribute uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
+    rows="worst"). rows: "worst" (default), "all", or row indices. The returned delta is the
+    pointwise maximum over the chosen rows and both directions.
+    """
+    D = as_finite_array(D, "D")
+    eps = as_finite_array(eps, "eps").reshape(-1)
+    family, params = _family(mechanism, dict(params))
+    name = family or getattr(mechanism, "name", type(mechanism).__name__)
+    if family is None:
+        if neighbor not in ("remove", "zero", "replace", "entry"):
+            raise ValueError(f"unknown neighbour relation {neighbor!r}")
+        (delta, fwd, rev, row), details, exact = _generic(mechanism, D, eps, rows, neighbor)
+    else:
+        if family not in FAMILIES:
+            raise ValueError(f"unknown mechanism family {family!r}; closed forms exist for {FAMILIES}")
+        if neighbor not in RELATIONS:
+            raise ValueError(f"the {family} closed form covers the neighbour relations {RELATIONS}, not {neighbor!r}")
+        ridge = float(params.get("ridge", 0.0))
+        if family in ("rp", "rlc"):
+            r = 1 if family == "rlc" else int(params.get("r", 0))
+            if r < 1:
+                raise ValueError("rp needs the number of projections r >= 1")
+            result = _rp(D, eps, rows, r, ridge)
+        elif family == "als":
+            r = int(params.get("r", 0))
+            if r <= D.shape[1] - 1:
+                raise ValueError(f"ALS needs a sketch size r > p = {D.shape[1] - 1}, got r={r}")
+            result = _als(D, eps, rows, r, ridge)
+        else:
+            sigma = float(params.get("sigma", 0.0))
+            if sigma <= 0:
+                raise ValueError("gaussian-ls needs a noise scale sigma > 0")
+            result = _gaussian_ls(D, eps, rows, sigma)
+        (delta, fwd, rev, row), details, exact = result
+        details.update({k: v for k, v in params.items()})
+    return Spectrum(eps, delta, fwd, rev, np.asarray(row), neighbor, name, exact, details)

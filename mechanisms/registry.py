@@ -10,6 +10,7 @@ from .gaussian import GaussianLS, GaussianMechanism
 from .isit18 import ISIT18AdditiveNoise, ISIT18Projection
 from .masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise
 from .ols import NoisyOLS, RelativeOLS
+from .sketching import LTMGauss, LTMLaplace, LTMLocal, LTMLowRank, LTMRidge
 from .rp import (NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection, RelativeProjection,
                  SheffetProjection)
 
@@ -20,6 +21,7 @@ _CLASSES: tuple[type[Mechanism], ...] = (
     # other schemes (seeds 001-003); isit18-rp (seed 001 itself) replaces rp.ISIT18Projection, whose
     # (eps, delta) calibration it keeps as sigma_mode="data"
     ISIT18AdditiveNoise, ISIT18Projection, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, MaskBlocks,
+    LTMGauss, LTMLaplace, LTMLowRank, LTMRidge, LTMLocal,
 )
 _REGISTRY: dict[str, type[Mechanism]] = {cls.name: cls for cls in _CLASSES}
 

@@ -4,7 +4,7 @@ Each case draws N outputs from `sample` and from `sample_literal` (different fix
 bounded dataset and compares them coordinate by coordinate (checks.py: KS p >= 1e-4, means and
 variances within 4 standard errors) on the scheme's feature map plus a fixed random projection of the
 raw output. The Haar-masking literals cost O(n^3) per release (scipy ortho_group), hence their
-smaller N and n = 12.
+smaller N and n = 12; so do the literal Gamma-difference noises of ltm-laplace (n m d per release).
 """
 
 import numpy as np
@@ -25,6 +25,14 @@ CASES = [
     ("isit18-rp", dict(r=6, sigma=1.0, output="release-y"), "Xy", N),
     ("isit18-rp", dict(r=8, sigma=1.0, output="regression"), "Xy", N),
     ("isit18-rp", dict(r=5, eps=1.0, delta=1e-3), "X", N),
+    ("ltm-gauss", dict(m=5, sigma=1.0), "ltm", N),
+    ("ltm-gauss", dict(m=5, s=2, sigma=1.0, sketch_seed=3), "ltm", N),
+    ("ltm-laplace", dict(m=4, b=0.5), "ltm", N_HAAR),
+    ("ltm-laplace", dict(m=4, b=0.5, t_prime=2), "ltm", N_HAAR),
+    ("ltm-lra", dict(k=1, m=6, sigma=0.5), "ltm", N),
+    ("ltm-lra", dict(k=2, m=4, noise="laplace", b=0.3), "ltm", N_HAAR),
+    ("ltm-ridge", dict(lam=1.0, m=8, sigma=0.3), "ltm-xy", N),
+    ("ltm-local", dict(eps=1.0, delta=1e-3), "ltm", N),
     ("mask-a", dict(eps=0.5, delta=0.01), "mask", N),
     ("mask-b", dict(sigma=0.8), "mask", N_HAAR),
     ("mask-c", dict(sigma=0.8), "mask", N_HAAR),
@@ -37,7 +45,9 @@ def datasets():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(30, 3))
     y = X @ np.array([1.0, -0.5, 0.25]) + 0.3 * rng.standard_normal(30)
-    return {"X": X, "Xy": np.column_stack([X, y]), "mask": rng.uniform(-1, 1, size=(12, 2))}
+    A = rng.uniform(-1, 1, size=(40, 3))
+    return {"X": X, "Xy": np.column_stack([X, y]), "mask": rng.uniform(-1, 1, size=(12, 2)),
+            "ltm": A, "ltm-xy": np.column_stack([A, 0.2 * A @ np.array([1.0, 2.0, -1.0])])}
 
 
 def _views(mech, samples):

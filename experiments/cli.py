@@ -109,6 +109,19 @@ def command_theory(args) -> None:
     print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
 
 
+def command_reproduce(args) -> None:
+    from . import reproduce
+
+    if args.list or not args.name:
+        for name, (_, description) in reproduce.REPRODUCTIONS.items():
+            print(f"{name:24s} {description}")
+        return
+    record = reproduce.run(args.name, out=args.out, quick=args.quick, seed=args.seed)
+    folder = pathlib.Path(args.out) / args.name
+    print((folder / "results.md").read_text())
+    print(f"wrote {folder} ({record['seconds']:.1f} s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -123,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--scale", choices=("both", "linear", "log"), default="both", help="delta axis of the plot")
     th.add_argument("--out", default="ndis-out/theory", help="output directory (default ndis-out/theory)")
     th.set_defaults(run=command_theory)
+
+    rp = commands.add_parser("reproduce", help="reproduce a figure or table of the source papers")
+    rp.add_argument("name", nargs="?", help="a reproduction name (see --list)")
+    rp.add_argument("--list", action="store_true", help="list the reproductions")
+    rp.add_argument("--quick", action="store_true", help="small sample sizes (smoke test)")
+    rp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    rp.add_argument("--out", default="ndis-out/reproduce", help="output directory (default ndis-out/reproduce)")
+    rp.set_defaults(run=command_reproduce)
     return parser
 
 

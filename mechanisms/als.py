@@ -75,7 +75,8 @@ class SketchedLS(Mechanism):
         """N(x_opt, ||w||^2 (B^T B)^{-1} / r) of [D; sigma I]: asymptotic for sketches (exact=False),
         exact for M_OLS, which samples this normal."""
         _, ls = self._solution(as_data(D, min_cols=2))
-        cov = ls.residual_norm**2 * (ls.R_inv @ ls.R_inv.T) / self.r
+        R_inv = ls.R_inv
+        cov = ls.residual_norm**2 * (R_inv @ R_inv.T) / self.r
         return theory.GaussianLaw(ls.x, cov, copies=1, exact=self.law_is_exact)
 
     def worst_neighbor(self, D, relation=None, eps=None):

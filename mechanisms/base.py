@@ -69,23 +69,29 @@ class Mechanism:
     # -- sampling -----------------------------------------------------------------------------
     def sample(self, D, n, rng) -> np.ndarray:
         """n independent outputs M(D), shape (n, *output_shape(D)): exact in distribution, batched."""
-        D = self._check_data(D)
-        return self._fill(n, rng, *self._fast(D))
+        return self.sampler(D)(n, rng)
 
     def sample_literal(self, D, n, rng) -> np.ndarray:
         """n independent outputs of the algorithm exactly as the paper writes it (the reference)."""
-        D = self._check_data(D)
-        return self._fill(n, rng, *self._literal(D))
+        return self.sampler(D, literal=True)(n, rng)
 
-    def _fill(self, n, rng, draw: Draw, shape: tuple, cost: int) -> np.ndarray:
-        n = as_int("n", n, minimum=0)
-        rng = as_rng(rng)
-        out = np.empty((n, *shape))
+    def sampler(self, D, literal: bool = False) -> Callable[[int, np.random.Generator], np.ndarray]:
+        """`lambda n, rng: self.sample(D, n, rng)` with the data-dependent set-up (factorisation,
+        noise calibration) done once, for callers that draw many batches from one dataset."""
+        D = self._check_data(D)
+        draw, shape, cost = self._literal(D) if literal else self._fast(D)
         chunk = max(1, CHUNK_FLOATS // max(int(cost), 1))
-        for start in range(0, n, chunk):
-            k = min(chunk, n - start)
-            out[start:start + k] = draw(k, rng)
-        return out
+
+        def run(n, rng) -> np.ndarray:
+            n = as_int("n", n, minimum=0)
+            rng = as_rng(rng)
+            out = np.empty((n, *shape))
+            for start in range(0, n, chunk):
+                k = min(chunk, n - start)
+                out[start:start + k] = draw(k, rng)
+            return out
+
+        return run
 
     def _check_data(self, D) -> np.ndarray:
         return as_data(D)

@@ -90,12 +90,6 @@ class SheffetNoise:
         return float(theory.sheffet_c2(self.eps, self.delta, self.r, row_norm_bound(D, self.C)))
 
 
-def column_f(D: np.ndarray) -> float:
-    """f(D) = min_j sqrt(||D_:,j||^2 - max_i D_ij^2) (seed 001 eq. 13, spec M12)."""
-    squares = D * D
-    return float(np.sqrt(max(float(np.min(squares.sum(axis=0) - squares.max(axis=0))), 0.0)))
-
-
 class ISIT18Noise:
     """Showkatbakhsh et al. ISIT'18 ("[17]", spec M12) as seed 004's code calibrates it:
     sigma^2 = (r / (2^{2 eps_MI} - 1) - f(D)^2)_+ with f over all columns (`theory.isit18_sigma`).
@@ -107,7 +101,7 @@ class ISIT18Noise:
         return _target(eps, delta, None, self.name)
 
     def noise_scale(self, D: np.ndarray) -> float:
-        return float(theory.isit18_sigma(self.eps, self.delta, self.r, column_f(D)))
+        return float(theory.isit18_sigma(self.eps, self.delta, self.r, theory.isit18_column_bound(D)))
 
 
 class RPRelativeNoise(RPNoise):

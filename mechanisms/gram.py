@@ -1,5 +1,5 @@
 """What the sketching mechanisms see of the data: the Gram matrix of D (possibly with sigma*I_d rows
-appended), as a triangular factor, and the least-squares summary of D = [B, b] read off that factor.
+appended) as a triangular factor, and the least-squares summary of D = [B, b].
 
 RP, RLC and ALS with a Gaussian sketch depend on D only through D^T D (spec §6.0), so every fast
 sampler starts here. The factor comes from a thin QR of D, then a QR of [R; sigma I] (the appended
@@ -13,14 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+import theory
+
 from .validation import check_full_rank
-
-
-def augment(D: np.ndarray, sigma: float) -> np.ndarray:
-    """[D; sigma I_d]: D with the d public rows sigma * I_d appended (none when sigma == 0)."""
-    if sigma == 0:
-        return D
-    return np.vstack([D, sigma * np.eye(D.shape[1])])
 
 
 def _augmented_r(D: np.ndarray, sigma: float) -> np.ndarray:
@@ -60,19 +55,8 @@ class LeastSquares:
 
 
 def least_squares(D: np.ndarray, sigma: float = 0.0) -> LeastSquares:
-    """OLS of the last column of [D; sigma I] on the others.
-
-    With [D; sigma I] = Q [[R, z], [0, rho]] (QR, spec M8 step 2: B~ = [B; sigma I_p; 0],
-    b~ = [b; 0_p; sigma]): x_opt = R^{-1} z and ||w|| = |rho|. Raises ValueError if B is
-    rank-deficient (a zero residual, label in col(B), is allowed)."""
-    if D.shape[1] < 2:
-        raise ValueError("a regression dataset D = [B, b] needs at least 2 columns (features, then the label)")
-    full = _augmented_r(D, sigma)
-    p = D.shape[1] - 1
-    if full.shape[0] < p:
-        raise ValueError(f"B has fewer rows ({D.shape[0]}) than columns ({p}); full column rank is required")
-    R = full[:p, :p]
-    check_full_rank(R, "B (the feature columns of D)" if sigma == 0 else "[B; sigma I]", D.shape[0])
-    x = linalg.solve_triangular(R, full[:p, p])
-    rho = float(abs(full[p, p])) if full.shape[0] > p else 0.0
-    return LeastSquares(x=x, residual_norm=rho, R=R)
+    """OLS of the last column of [D; sigma I] on the others (spec M8 step 2: B~ = [B; sigma I_p; 0],
+    b~ = [b; 0_p; sigma]), by `theory.ols_fit`. Raises ValueError if B~ is rank-deficient (a zero
+    residual, label in col(B), is allowed)."""
+    x, w, _, R = theory.ols_fit(*theory.split_regression(theory.augment(D, sigma)))
+    return LeastSquares(x=x, residual_norm=float(np.linalg.norm(w)), R=R)

@@ -28,7 +28,6 @@ import theory
 
 from .als import ApproximateLeastSquares, sketched_solutions
 from .base import Mechanism
-from .calibration import column_f
 from .neighbors import row_pair
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
 from .rp import RandomProjection, gram_features
@@ -259,13 +258,13 @@ class ISIT18Projection(_ISIT18, Mechanism):
 
     def fixed_at(self, D) -> "ISIT18Projection":
         """This mechanism with sigma fixed by the paper's rule on the reference dataset D."""
-        return self.with_params(sigma_mode="fixed", f=column_f(self._split(self._check_data(D))))
+        return self.with_params(sigma_mode="fixed", f=theory.isit18_column_bound(self._split(self._check_data(D))))
 
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
         if self.sigma_mode == "data":
-            f = column_f(self._split(D))
+            f = theory.isit18_column_bound(self._split(D))
         else:
             f = 0.0 if self.f is None else self.f
         return float(np.sqrt(rp_noise_variance(self._eps_mi(), self.r, f)))

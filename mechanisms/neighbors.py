@@ -18,7 +18,6 @@ import numpy as np
 
 import theory
 
-from .gram import augment
 from .validation import as_data, as_int
 
 
@@ -74,29 +73,17 @@ def neighbor(D, relation: str, i, **kwargs) -> np.ndarray:
     return makers[relation](D, i, **kwargs)
 
 
-def pareto_frontier(leverage, residual) -> np.ndarray:
-    """Indices of the rows not dominated in (leverage, residual) (larger is worse), sorted by
-    decreasing leverage. Of several identical points one representative is kept. O(n log n)."""
-    leverage = np.asarray(leverage, dtype=float).reshape(-1)
-    residual = np.asarray(residual, dtype=float).reshape(-1)
-    if leverage.shape != residual.shape:
-        raise ValueError("leverage and residual must have the same length")
-    order = np.lexsort((-residual, -leverage))          # by leverage, then residual, both descending
-    best_before = np.maximum.accumulate(np.concatenate([[-np.inf], residual[order][:-1]]))
-    return order[residual[order] > best_before]
-
-
 def max_leverage_row(D, sigma: float = 0.0) -> int:
     """Row of D with the largest leverage in [D; sigma I] (the worst RP/RLC row, spec §4.5)."""
     D = as_data(D)
-    return int(np.argmax(theory.leverages(augment(D, sigma))[: D.shape[0]]))
+    return int(np.argmax(theory.leverages(theory.augment(D, sigma))[: D.shape[0]]))
 
 
 def leverage_residual(D, sigma: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(l_i, e_i) of the data rows of D = [B, b] in [D; sigma I] (spec §1.4: leverage in B,
     residual share w_i^2/||w||^2)."""
     D = as_data(D, min_cols=2)
-    A = augment(D, sigma)
+    A = theory.augment(D, sigma)
     n = D.shape[0]
     return theory.leverages(A[:, :-1])[:n], theory.residual_shares(A[:, :-1], A[:, -1])[:n]
 
@@ -105,7 +92,7 @@ def max_als_delta_row(D, r: int, eps: float, sigma: float = 0.0) -> int:
     """Row of D = [B, b] with the largest asymptotic ALS spectrum phi_{eps,r,p}(l_i, e_i) in
     [D; sigma I] (spec §5.6), searched over the Pareto frontier of (l_i, e_i)."""
     leverage, residual = leverage_residual(D, sigma)
-    front = pareto_frontier(leverage, residual)
+    front = theory.pareto_frontier(leverage, residual)
     p = np.shape(D)[1] - 1
     deltas = [float(theory.als_delta(eps, leverage[j], residual[j], r, p)) for j in front]
     return int(front[int(np.argmax(deltas))])

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import theory
+
 from .als import SketchedLS
 from .calibration import OLSNoise, OLSRelativeNoise
-from .gram import augment
 from .validation import as_int
 
 _R_DOC = {"r": "sketch size of the ALS whose limit is sampled (int > p + 1)"}
@@ -30,7 +31,7 @@ class _NormalLimitLS(SketchedLS):
     def _literal(self, D):
         """Spec M8 steps 2-4 as written: form D~, solve OLS, invert B~^T B~, sample the normal."""
         sigma, _ = self._solution(D)
-        tilde = augment(D, sigma)
+        tilde = theory.augment(D, sigma)
         B, b = tilde[:, :-1], tilde[:, -1]
         x = np.linalg.lstsq(B, b, rcond=None)[0]
         w = b - B @ x

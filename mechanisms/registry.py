@@ -31,11 +31,20 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
-def get(name: str, **params) -> Mechanism:
-    """The mechanism registered as `name`, constructed with `params` (validated)."""
+def _lookup(name: str) -> type[Mechanism]:
     if name not in _REGISTRY:
         raise ValueError(f"unknown mechanism {name!r}; known mechanisms: {', '.join(_REGISTRY)}")
-    cls = _REGISTRY[name]
+    return _REGISTRY[name]
+
+
+def parameters(name: str) -> tuple[str, ...]:
+    """The parameter names of the scheme registered as `name`."""
+    return tuple(_lookup(name).param_docs)
+
+
+def get(name: str, **params) -> Mechanism:
+    """The mechanism registered as `name`, constructed with `params` (validated)."""
+    cls = _lookup(name)
     unknown = sorted(set(params) - set(cls.param_docs))
     if unknown:
         allowed = ", ".join(cls.param_docs) or "none"

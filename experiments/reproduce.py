@@ -1,0 +1,80 @@
+"""`ndis reproduce`: one command per figure or table of the source papers.
+
+Each reproduction is a module of `experiments` with a function `run(out, quick, seed)` that returns a
+`Reproduction` (tables, figures, notes). This module writes every table as CSV and as a markdown
+table (with a "paper" column where the paper printed numbers), and a `run.json` recording the
+command, the seed, the wall time and the package versions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: name -> (module, one-line description)
+REPRODUCTIONS = {
+    "fig-gaussian-tight": ("fig_gaussian_tight", "004 Fig. 7: Gaussian mechanism, claimed (Dwork-Roth) vs tight delta and sigma"),
+    "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
+}
+
+
+@dataclass
+class Reproduction:
+    """What a reproduction produced: named tables, figure paths and notes on discrepancies."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: list[pathlib.Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def names() -> list[str]:
+    return list(REPRODUCTIONS)
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return "—" if np.isnan(v) else f"{v:.4g}"
+        return str(v)
+
+    cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    return "\n".join([head, rule] + ["| " + " | ".join(row) + " |" for row in cells])
+
+
+def run(name: str, out="ndis-out/reproduce", quick: bool = False, seed: int = 0) -> dict:
+    """Run reproduction `name`, write its outputs under out/name, and return its run record."""
+    if name not in REPRODUCTIONS:
+        raise ValueError(f"unknown reproduction {name!r}; known: {', '.join(names())}")
+    module_name, description = REPRODUCTIONS[name]
+    module = importlib.import_module(f"experiments.{module_name}")
+    folder = pathlib.Path(out) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    result: Reproduction = module.run(folder, quick=quick, seed=seed)
+    seconds = time.perf_counter() - started
+    sections = [f"# {name}\n\n{description}\n"]
+    for table_name, frame in result.tables.items():
+        frame.to_csv(folder / f"{table_name}.csv", index=False)
+        sections.append(f"## {table_name}\n\n{_markdown(frame)}\n")
+    if result.notes:
+        sections.append("## Notes\n\n" + "\n".join(f"* {note}" for note in result.notes) + "\n")
+    sections.append(f"Wall time {seconds:.1f} s (quick={quick}, seed={seed}).\n")
+    (folder / "results.md").write_text("\n".join(sections))
+    record = {
+        "name": name, "description": description, "command": " ".join(sys.argv), "quick": quick,
+        "seed": seed, "seconds": seconds, "tables": sorted(result.tables),
+        "figures": [str(p) for p in result.figures], "notes": result.notes,
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__},
+    }
+    (folder / "run.json").write_text(json.dumps(record, indent=2))
+    return record

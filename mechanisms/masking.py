@@ -71,18 +71,24 @@ def cor35_sigma(eps, delta, n, p) -> float:
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
+def _upper_factor(gram: np.ndarray) -> np.ndarray:
+    """Upper-triangular R with R^T R = gram (batched Cholesky), the R of a QR with positive diagonal."""
+    return np.swapaxes(np.linalg.cholesky(gram), -1, -2)
+
+
 def haar_stiefel(k: int, n: int, p: int, rng: np.random.Generator) -> np.ndarray:
-    """k Haar-distributed n x p matrices with orthonormal columns: Q of a Gaussian's QR with the
-    columns multiplied by sign(diag R) (Mezzadri 2007). O(n p^2) each, shape (k, n, p)."""
-    Q, R = np.linalg.qr(rng.standard_normal((k, n, p)))
-    signs = np.sign(np.diagonal(R, axis1=1, axis2=2))
-    signs[signs == 0] = 1.0
-    return Q * signs[:, None, :]
+    """k Haar-distributed n x p matrices with orthonormal columns, shape (k, n, p): G R^{-1} for a
+    Gaussian G = Q R with diag R > 0, i.e. the sign-corrected Q factor (Mezzadri 2007), with R from
+    the Cholesky factor of G^T G (matrix products only: O(n p^2) each)."""
+    G = rng.standard_normal((k, n, p))
+    R = _upper_factor(np.swapaxes(G, 1, 2) @ G)
+    return G @ np.linalg.inv(R)
 
 
 def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A Z for k matrices Z (k, n, p) and independent Haar A (n x n), exactly in law, as V R_Z."""
-    R = np.linalg.qr(Z, mode="r")
+    """A Z for k matrices Z (k, n, p) of rank p and independent Haar A (n x n), exactly in law, as
+    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (spec §3.2); R_Z^T R_Z = Z^T Z."""
+    R = _upper_factor(np.swapaxes(Z, 1, 2) @ Z)
     return haar_stiefel(Z.shape[0], Z.shape[1], Z.shape[2], rng) @ R
 
 
@@ -291,9 +297,10 @@ class MaskRotateThenNoise(_Masked):
         sigma = self.noise_scale(D)
         R = np.linalg.qr(D, mode="r")
         n, p = D.shape
+        # Householder QR: Q (n x p) has orthonormal columns even for rank-deficient X, so A Q is Haar
 
         def draw(k, rng):
-            V = haar_stiefel(k, n, R.shape[0], rng)
+            V = haar_stiefel(k, n, p, rng)
             return V @ R + sigma * rng.standard_normal((k, n, p))
 
         return draw, D.shape, 2 * D.size

@@ -55,7 +55,14 @@ class NoisyRelease(Mechanism):
 
     def _fast(self, D):
         sigma = self.noise_scale(D)
-        return (lambda k, rng: D + sigma * rng.standard_normal((k, *D.shape))), D.shape, D.size
+
+        def draw(k, rng):
+            out = rng.standard_normal((k, *D.shape))
+            out *= sigma
+            out += D
+            return out
+
+        return draw, D.shape, 8 * D.size    # small chunks: the batch is memory-bound
 
     def _literal(self, D):
         """One noise matrix per release, added entry by entry as eq. 8 / eq. 3 write it."""

@@ -338,3 +338,37 @@ class ISIT18Projection(_ISIT18, Mechanism):
             target = tilde if self.output != "regression" else tilde[:, :-1]
             return row_pair(D, int(np.argmax(theory.leverages(target)[: D.shape[0]])), relation)
         return None
+
+
+# -- utility (seed 001 eq. 5, Thm 1) ---------------------------------------------------------------
+def relative_error(D, theta) -> np.ndarray:
+    """eta = g(theta) / g(theta*) >= 1 with g(theta) = ||X theta - y||^2 on the original D = [X, y]
+    and theta* = X^+ y (seed 001 eq. 5); theta of shape (d,) or (k, d)."""
+    D = as_data(D, min_cols=2)
+    X, y = D[:, :-1], D[:, -1]
+    best = np.linalg.lstsq(X, y, rcond=None)[0]
+    g_best = float(np.sum((X @ best - y) ** 2))
+    if g_best == 0:
+        raise ValueError("y lies in the column space of X: g(theta*) = 0 and eta is undefined")
+    theta = np.asarray(theta, dtype=float)
+    value = np.sum((theta @ X.T - y) ** 2, axis=-1) / g_best
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def an_error_bound(D, sigma, t) -> tuple[float, float]:
+    """seed 001 Thm 1: (bound, probability). With Delta = sigma (sqrt n + sqrt d) / sigma_max(X),
+    kappa = sigma_max / sigma_min and r(y) = ||X theta*|| / ||X theta* - y||, eta_AN <=
+    (1 + kappa (Delta + t) / (1 - kappa (Delta + t)) (kappa + r(y)))^2 with probability
+    >= 1 - 2 exp(-sigma_max^2 t^2 / (2 sigma^2)); needs kappa (Delta + t) < 1 (else bound = inf)."""
+    D = as_data(D, min_cols=2)
+    X, y = D[:, :-1], D[:, -1]
+    n, d = X.shape
+    sv = np.linalg.svd(X, compute_uv=False)
+    kappa = sv[0] / sv[-1]
+    fit = X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    r_y = np.linalg.norm(fit) / np.linalg.norm(fit - y)
+    gap = kappa * (sigma * (np.sqrt(n) + np.sqrt(d)) / sv[0] + t)
+    probability = max(0.0, 1.0 - 2.0 * np.exp(-sv[0] ** 2 * t**2 / (2.0 * sigma**2)))
+    if gap >= 1:
+        return float("inf"), probability
+    return float((1.0 + gap / (1.0 - gap) * (kappa + r_y)) ** 2), probability

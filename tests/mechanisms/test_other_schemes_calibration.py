@@ -126,3 +126,47 @@ def test_seed002_constants():
     assert local_variance(1.0, 1e-5, 1.0, 4) == pytest.approx(2 * 16 * np.log(1.25e5))
     with pytest.raises(ValueError, match="undefined"):
         eq4_variance(1.0, 1e-5, 1.0, 50, 1, 5000, 10)
+
+
+def _paper_scale_X():
+    return np.random.default_rng(0).uniform(-1, 1, size=(10_000, 800))
+
+
+def test_seed001_reference_calibration_at_paper_scale():
+    """spec §1.6 table: X ~ U[-1,1]^{10000 x 800} (default_rng(0)), eps_MI = 0.5, sigma_mode fixed:
+    f^2 = 3241.8 and sigma_RP^2 = 61.2 / 2258.2 / 6758.2 for n' = 3303 / 5500 / 10000."""
+    X = _paper_scale_X()
+    assert round(theory.isit18_column_bound(X) ** 2, 1) == 3241.8
+    got = [round(mechanisms.get("isit18-rp", r=r, eps_mi=0.5).fixed_at(X).noise_scale(X) ** 2, 1)
+           for r in (3303, 5500, 10000)]
+    assert got == [61.2, 2258.2, 6758.2]
+
+
+@pytest.mark.slow
+def test_seed001_rp_spectrum_at_paper_scale():
+    """spec §1.6 table, n' = 3303: worst entry flip delta(0, 0.1, 0.5) = 0.238, 0.202, 0.087, below
+    the corrected MI guarantee 0.833; removal of the max-leverage row: TV 0.936 (about 2 minutes)."""
+    X = _paper_scale_X()
+    mech = mechanisms.get("isit18-rp", r=3303, eps_mi=0.5).fixed_at(X)
+    spec = theory.spectrum(mech, X, [0.0, 0.1, 0.5], neighbor="entry")
+    assert np.round(spec.delta, 3).tolist() == [0.238, 0.202, 0.087]
+    assert spec.delta[0] <= mech.mi_delta(corrected=True)
+    removal = theory.spectrum(mech, X, [0.0], neighbor="remove")
+    assert round(float(removal.delta[0]), 3) == 0.936
+
+
+def test_seed001_utility():
+    """eta >= 1 with equality at theta*; Thm 1's bound holds for AN releases in a regime where it is
+    not vacuous (large n, small sigma): every one of 200 draws, the bound's probability being ~1."""
+    from mechanisms.isit18 import an_error_bound, relative_error
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(4000, 3))
+    y = X @ np.array([1.0, -1.0, 0.5]) + 0.5 * rng.standard_normal(4000)
+    D = np.column_stack([X, y])
+    best = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert relative_error(D, best) == pytest.approx(1.0)
+    mech = mechanisms.get("isit18-an", sigma=0.05, output="regression")
+    eta = relative_error(D, mech.sample(D, 200, rng))
+    bound, probability = an_error_bound(D, 0.05, t=0.01)
+    assert np.all(eta >= 1.0) and probability > 0.99 and np.isfinite(bound)
+    assert np.all(eta <= bound)

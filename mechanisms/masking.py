@@ -15,13 +15,14 @@ O(n p^2) per release instead of O(n^3). The literal samplers draw A with scipy.s
 Output law: (A) is exactly Gaussian (`NoisyRelease`). For (B)/(C) the likelihood ratio of Y equals
 that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (spec §3.4), so
 `features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal of that feature,
-labelled exact=False.
+labelled exact=False. For p = 1 and for "aligned" pairs the exact spectrum is that of two
+noncentral chi-square laws (`chi2_pair_delta`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 import theory
 
@@ -362,3 +363,31 @@ class MaskBlocks(_Masked):
             return out
 
         return draw, D.shape, D.shape[0] ** 2
+
+
+# -- exact 1-D spectra of (B)/(C) (spec §3.4) -----------------------------------------------------
+def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
+    """ln of the noncentral chi-square density as the Poisson mixture
+    logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf fails at large df, spec §3.4)."""
+    w = np.asarray(w, dtype=float)
+    if nc == 0:
+        return stats.chi2.logpdf(w, df)
+    half = nc / 2.0
+    spread = 12.0 * np.sqrt(half) + 12.0
+    j = np.arange(max(0, int(half - spread)), int(half + spread) + 1)
+    terms = stats.poisson.logpmf(j, half)[:, None] + stats.chi2.logpdf(w.reshape(-1)[None, :], df + 2 * j[:, None])
+    return special.logsumexp(terms, axis=0).reshape(w.shape)
+
+
+def chi2_pair_delta(eps, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
+    """delta_{P||Q}(eps) = int (p - e^eps q)_+ for P = chi2_n(nc_p), Q = chi2_n(nc_q): the exact
+    spectrum of (B)/(C) for p = 1 (nc = ||x||^2 / sigma^2) and for aligned pairs (nc = a^2 / sigma^2,
+    the statistic ||Y v||^2 / sigma^2 being sufficient; spec §3.4). Trapezoid rule on +-12 sd of both laws."""
+    eps = np.atleast_1d(np.asarray(eps, dtype=float))
+    lo = min(n + nc_p, n + nc_q) - 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
+    hi = max(n + nc_p, n + nc_q) + 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
+    w = np.linspace(max(lo, 1e-12), hi, points)
+    log_p, log_q = ncx2_logpdf(w, n, nc_p), ncx2_logpdf(w, n, nc_q)
+    p = np.exp(log_p)
+    gain = -np.expm1(np.minimum(eps[:, None] - (log_p - log_q)[None, :], 0.0))
+    return np.trapezoid(p[None, :] * gain, w, axis=1)

@@ -42,7 +42,7 @@ class _Projection(Mechanism):
     def _fast(self, D):
         R = triangular_factor(D, self.noise_scale(D))
         r, d = self.r, D.shape[1]
-        return (lambda k, rng: (rng.standard_normal((k * r, d)) @ R).reshape(k, r, d)), (r, d), r * d
+        return (lambda k, rng: rng.standard_normal((k, r, d)) @ R), (r, d), r * d
 
     def _literal(self, D):
         sigma = self.noise_scale(D)

@@ -109,6 +109,13 @@ def command_theory(args) -> None:
     print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
 
 
+def command_mechanisms(args) -> None:
+    import mechanisms
+
+    for name, text in mechanisms.describe().items():
+        print(f"{name}: {text}\n")
+
+
 def command_reproduce(args) -> None:
     from . import reproduce
 
@@ -125,6 +132,9 @@ def command_reproduce(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+
+    me = commands.add_parser("mechanisms", help="list the registered mechanisms and their parameters")
+    me.set_defaults(run=command_mechanisms)
 
     th = commands.add_parser("theory", help="exact privacy spectrum of a Gaussian-output mechanism on a dataset")
     th.add_argument("mechanism", help="rp, rlc, als, gaussian-ls (or a registered mechanism name)")

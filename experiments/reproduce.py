@@ -22,6 +22,9 @@ import pandas as pd
 #: name -> (module, one-line description)
 REPRODUCTIONS = {
     "fig-gaussian-tight": ("fig_gaussian_tight", "004 Fig. 7: Gaussian mechanism, claimed (Dwork-Roth) vs tight delta and sigma"),
+    "fig-privacy-utility": ("fig_privacy_utility", "000 Fig. 2: privacy-utility trade-off of ALS, Gaussian LS and Sheffet's RP LS (theory)"),
+    "table-rp-utility": ("table_rp_utility", "004 Tables I and III: PDR and DPR of M_RP, M_RP^rel, Sheffet [15] and ISIT'18 [17]"),
+    "table-ls-utility": ("table_ls_utility", "004 Tables II and IV: error of M_OLS, M_ALS, M_RP-LS, Gaussian LS, [15], [17]"),
     "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
 }
 

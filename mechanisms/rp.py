@@ -53,19 +53,21 @@ class _Projection(Mechanism):
     def output_law(self, D):
         """Exact: the r rows are i.i.d. N(0, D^T D + sigma^2 I)."""
         D = as_data(D)
-        sigma = self.noise_scale(D)
-        triangular_factor(D, sigma)
-        gram = D.T @ D + sigma**2 * np.eye(D.shape[1])
-        return theory.GaussianLaw(np.zeros(D.shape[1]), gram, copies=self.r, exact=True)
+        R = triangular_factor(D, self.noise_scale(D))
+        return theory.GaussianLaw(np.zeros(D.shape[1]), R.T @ R, copies=self.r, exact=True)
 
     def features(self, samples) -> np.ndarray:
         return gram_features(samples)
+
+    def spectrum_model(self, D) -> tuple[str, dict]:
+        """theory's closed form: RP of [D; sigma I] with sigma calibrated on D (held fixed)."""
+        return "rp", {"r": self.r, "ridge": self.noise_scale(as_data(D))}
 
     def worst_neighbor(self, D, relation=None):
         """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
 
         sigma is computed from D; with data-dependent defaults (C=None, leverage=None) the mechanism
-        run on D' may choose another sigma — fix them with `with_params` to audit a fixed scheme."""
+        run on D' may choose another sigma: `fixed_for(D)` pins them to audit one fixed scheme."""
         relation = self._relation(relation)
         D = as_data(D)
         return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)

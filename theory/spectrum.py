@@ -146,12 +146,15 @@ def _generic(mechanism, D, eps, rows, neighbor):
     return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True))
 
 
-def _family(mechanism, params: dict):
-    """(family name, parameters) of a registered name or a mechanism object's `spectrum_model`."""
+def _family(mechanism, D: np.ndarray, params: dict):
+    """(family name, parameters) of a family name, or of a mechanism object's `spectrum_model(D)`
+    (its closed form with the noise scale calibrated on D and held fixed for every neighbour)."""
     if isinstance(mechanism, str):
         return mechanism, params
     if hasattr(mechanism, "spectrum_model"):
-        return mechanism.spectrum_model
+        model = mechanism.spectrum_model(D)
+        if model is not None:
+            return model
     return None, params
 
 
@@ -159,14 +162,14 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
 
     mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
-    (r, ridge, sigma), or a mechanism object: one with a ``spectrum_model`` = (family, params)
-    attribute uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
+    (r, ridge, sigma), or a mechanism object: one whose ``spectrum_model(D)`` returns
+    (family, params) uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
     rows="worst"). rows: "worst" (default), "all", or row indices. The returned delta is the
     pointwise maximum over the chosen rows and both directions.
     """
     D = as_finite_array(D, "D")
     eps = as_finite_array(eps, "eps").reshape(-1)
-    family, params = _family(mechanism, dict(params))
+    family, params = _family(mechanism, D, dict(params))
     name = family or getattr(mechanism, "name", type(mechanism).__name__)
     if family is None:
         if neighbor not in ("remove", "zero", "replace", "entry"):

@@ -35,3 +35,11 @@ def test_user_mistakes_give_one_line_and_exit_2(argv, message, tmp_path, capsys)
     assert main(argv + ["--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_mechanisms_command_lists_every_registered_scheme(capsys):
+    import mechanisms
+
+    assert main(["mechanisms"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}:" in out for name in mechanisms.names())

@@ -15,9 +15,10 @@ theta_RP is ALS of that augmented data (sketched ridge, lambda = sigma^2). Both 
 and `mechanisms.als`.
 
 sigma_mode (spec §1.3): "data" recomputes sigma_RP from f(X) of each input (the paper's rule; D and D'
-may get different sigmas); "fixed" (default) uses one sigma for every dataset: from `sigma`, else from
-the reference value `f` (bind it to a dataset with `fixed_at(D)`), else f = 0, the data-free
-calibration valid for every database.
+may get different sigmas, also after `fixed_for`); "fixed" (default) uses one sigma for every dataset:
+from `sigma`, else from the reference value `f`. f=None is the data-dependent default f(X) of the
+input, which `fixed_for(D)` pins to the reference dataset D; f=0 is the data-free calibration, valid
+for every database.
 """
 
 from __future__ import annotations
@@ -246,7 +247,8 @@ class ISIT18Projection(_ISIT18, Mechanism):
     param_docs = {"r": "projection dimension n' (int >= 1)", **_PRIVACY_DOCS,
                   "sigma_mode": "'fixed' (one sigma for every dataset, from sigma or f; default) or 'data' "
                                 "(recomputed from f(X) of each input, the paper's rule)",
-                  "f": "reference f(X) for sigma_mode='fixed' (default None = 0: data-free; see fixed_at(D))",
+                  "f": "reference f(X) for sigma_mode='fixed' (default None = f of the data, pinned by fixed_for(D); "
+                       "0 = data-free)",
                   "output": "'release' (D = X -> X_RP), 'release-y' (D = [X, y] -> [X_RP, y_RP]) or "
                             "'regression' (D = [X, y] -> theta_RP)"}
 
@@ -256,17 +258,19 @@ class ISIT18Projection(_ISIT18, Mechanism):
                    "f": optional(as_positive, "f", f, True),
                    "output": as_choice("output", output, ("release", "release-y", "regression"))})
 
-    def fixed_at(self, D) -> "ISIT18Projection":
-        """This mechanism with sigma fixed by the paper's rule on the reference dataset D."""
-        return self.with_params(sigma_mode="fixed", f=theory.isit18_column_bound(self._split(self._check_data(D))))
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        """sigma_mode="fixed" with f=None: f(X) of D, pinned by `fixed_for(D)` (the reference dataset)."""
+        if self.sigma is None and self.sigma_mode == "fixed" and self.f is None:
+            return {"f": theory.isit18_column_bound(self._split(D))}
+        return {}
 
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
-        if self.sigma_mode == "data":
+        if self.sigma_mode == "data" or self.f is None:
             f = theory.isit18_column_bound(self._split(D))
         else:
-            f = 0.0 if self.f is None else self.f
+            f = self.f
         return float(np.sqrt(rp_noise_variance(self._eps_mi(), self.r, f)))
 
     def _inner(self, D: np.ndarray):

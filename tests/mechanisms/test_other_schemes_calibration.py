@@ -137,7 +137,7 @@ def test_seed001_reference_calibration_at_paper_scale():
     f^2 = 3241.8 and sigma_RP^2 = 61.2 / 2258.2 / 6758.2 for n' = 3303 / 5500 / 10000."""
     X = _paper_scale_X()
     assert round(theory.isit18_column_bound(X) ** 2, 1) == 3241.8
-    got = [round(mechanisms.get("isit18-rp", r=r, eps_mi=0.5).fixed_at(X).noise_scale(X) ** 2, 1)
+    got = [round(mechanisms.get("isit18-rp", r=r, eps_mi=0.5).fixed_for(X).noise_scale(X) ** 2, 1)
            for r in (3303, 5500, 10000)]
     assert got == [61.2, 2258.2, 6758.2]
 
@@ -147,7 +147,7 @@ def test_seed001_rp_spectrum_at_paper_scale():
     """spec §1.6 table, n' = 3303: worst entry flip delta(0, 0.1, 0.5) = 0.238, 0.202, 0.087, below
     the corrected MI guarantee 0.833; removal of the max-leverage row: TV 0.936 (about 2 minutes)."""
     X = _paper_scale_X()
-    mech = mechanisms.get("isit18-rp", r=3303, eps_mi=0.5).fixed_at(X)
+    mech = mechanisms.get("isit18-rp", r=3303, eps_mi=0.5).fixed_for(X)
     spec = theory.spectrum(mech, X, [0.0, 0.1, 0.5], neighbor="entry")
     assert np.round(spec.delta, 3).tolist() == [0.238, 0.202, 0.087]
     assert spec.delta[0] <= mech.mi_delta(corrected=True)
@@ -170,3 +170,16 @@ def test_seed001_utility():
     bound, probability = an_error_bound(D, 0.05, t=0.01)
     assert np.all(eta >= 1.0) and probability > 0.99 and np.isfinite(bound)
     assert np.all(eta <= bound)
+
+
+def test_isit18_sigma_modes():
+    """fixed: f defaults to f(X) of the input and fixed_for(D) pins it, so a neighbour keeps D's sigma;
+    data: sigma follows each input; f = 0: the data-free sigma^2 = n' / (2^{2 eps_MI} - 1)."""
+    X = np.random.default_rng(2).uniform(-1, 1, size=(30, 3))
+    X2 = 0.9 * X                                                      # lowers f
+    fixed = mechanisms.get("isit18-rp", r=40, eps_mi=0.5).fixed_for(X)
+    assert fixed.f == pytest.approx(theory.isit18_column_bound(X))
+    assert fixed.noise_scale(X2) == fixed.noise_scale(X)
+    data = mechanisms.get("isit18-rp", r=40, eps_mi=0.5, sigma_mode="data")
+    assert data.fixed_for(X) == data and data.noise_scale(X2) != data.noise_scale(X)
+    assert mechanisms.get("isit18-rp", r=40, eps_mi=0.5, f=0).noise_scale(X) ** 2 == pytest.approx(40.0)

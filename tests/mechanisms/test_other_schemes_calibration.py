@@ -183,3 +183,25 @@ def test_isit18_sigma_modes():
     data = mechanisms.get("isit18-rp", r=40, eps_mi=0.5, sigma_mode="data")
     assert data.fixed_for(X) == data and data.noise_scale(X2) != data.noise_scale(X)
     assert mechanisms.get("isit18-rp", r=40, eps_mi=0.5, f=0).noise_scale(X) ** 2 == pytest.approx(40.0)
+
+
+def test_seed002_and_seed003_utility_metrics():
+    """psi = 0 at the exact top-k subspace and > 0 elsewhere; phi = 1 at the ridge optimum; the Gram
+    error of (B) grows with sigma."""
+    from mechanisms.masking import gram_error
+    from mechanisms.sketching import lra_error, ridge_error
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, size=(200, 4)) * np.array([1.0, 0.8, 0.2, 0.1])
+    top = np.linalg.svd(A, full_matrices=False)[2][:2].T
+    assert lra_error(A, top) == pytest.approx(0.0, abs=1e-12)
+    assert lra_error(A, np.eye(4)[:, 2:]) > 0
+    lra = mechanisms.get("ltm-lra", k=2, m=20, sigma=0.05)
+    assert np.all(lra_error(A, lra.sample(A, 50, rng)) >= -1e-12)
+    D = np.column_stack([A, 0.3 * A @ np.array([1.0, -1.0, 0.5, 0.0])])
+    x_opt = np.linalg.solve(A.T @ A + 10.0 * np.eye(4), A.T @ D[:, -1])
+    assert ridge_error(D, x_opt, 10.0) == pytest.approx(1.0)
+    ridge = mechanisms.get("ltm-ridge", lam=10.0, m=20, sigma=0.05)
+    assert np.all(ridge_error(D, ridge.sample(D, 50, rng), 10.0) >= 1.0 - 1e-12)
+    X = rng.uniform(-1, 1, size=(50, 3))
+    small, large = (np.mean(gram_error(X, mechanisms.get("mask-b", sigma=s).sample(X, 200, rng), s)) for s in (0.1, 1.0))
+    assert small < large

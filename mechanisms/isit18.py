@@ -316,7 +316,8 @@ class ISIT18Projection(_ISIT18, Mechanism):
 
     def worst_entry(self, D) -> tuple[int, int, float]:
         """(i, j, new value) maximising the symmetrised KL proxy sum_m (lambda_m + 1/lambda_m - 2) over
-        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `entry_flip_eigenvalues` (spec §1.9)."""
+        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `entry_flip_eigenvalues` (spec §1.9).
+        With sigma_mode="data" the proxy keeps D's sigma for D' (the search is then approximate)."""
         D = self._check_data(D)
         X = self._split(D)
         sigma = self.noise_scale(D)

@@ -48,6 +48,8 @@ ENTRIES: list[tuple[str, dict]] = [
     ("m-ols-rel", {}),
     # seeds 001-003 (spec other-schemes); n x n Haar literals and the dense sketch (m | n) at Cancer size only
     ("isit18-an", dict(eps_mi=0.5)),
+    ("isit18-an", dict(eps_mi=0.5, output="regression")),
+    ("isit18-rp", dict(output="regression")),
     ("mask-a", {}),
     ("mask-b", {}),
     ("mask-c", {}),
@@ -88,7 +90,7 @@ def timed(make, seconds: float, start: int, cap: int) -> tuple[float, float, int
 def bench(label: str, D: np.ndarray, r: int, names, seconds: float) -> list[tuple]:
     rows = []
     print(f"\n{label}: n = {D.shape[0]:,}, d = {D.shape[1]} (p = {D.shape[1] - 1}), r = {r}")
-    print(f"{'mechanism':<12} {'set-up s':>9} {'fast us/sample':>15} {'fast samples/s':>15} "
+    print(f"{'mechanism':<13} {'set-up s':>9} {'fast us/sample':>15} {'fast samples/s':>15} "
           f"{'literal ms/sample':>18} {'(n timed)':>9} {'ratio':>10}")
     for name, fixed in ENTRIES:
         if names is not None and name not in names:
@@ -101,7 +103,8 @@ def bench(label: str, D: np.ndarray, r: int, names, seconds: float) -> list[tupl
         rows.append((label, name, fast, literal))
         ratio = literal / fast
         shown = f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
-        print(f"{name:<12} {setup:9.3f} {fast * 1e6:15.3f} {1 / fast:15,.0f} {literal * 1e3:18.4g} "
+        label_name = f"{name}:{fixed['output'][:3]}" if "output" in fixed else name
+        print(f"{label_name:<13} {setup:9.3f} {fast * 1e6:15.3f} {1 / fast:15,.0f} {literal * 1e3:18.4g} "
               f"{k_lit:9d} {shown:>10}")
     return rows
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse, stats
 
 import theory
 
@@ -477,3 +477,15 @@ class LTMLocal(NoisyRelease):
         out = D.copy()
         out[i] = _extreme_row(D[i], self.eta)
         return i, out
+
+
+def resampled_sketch_delta(eps, n: int, m: int, sigma: float, change: float) -> np.ndarray:
+    """delta(eps) of `ltm-gauss` with s = 1 when S is drawn afresh each run and published with the
+    output (spec §2.5): E_S[delta_mu(S)(eps)] with mu = ||Delta|| / (sigma sqrt(T)), where the bucket
+    of the changed client holds T = 1 + Binomial(n - 1, 1/m) clients. Both directions are equal."""
+    t = np.arange(1, n + 1)
+    weight = stats.binom.pmf(t - 1, n - 1, 1.0 / m)
+    keep = weight > 1e-300
+    curves = theory.gaussian_delta(np.atleast_1d(np.asarray(eps, dtype=float))[None, :],
+                                   (change / (sigma * np.sqrt(t[keep])))[:, None])
+    return weight[keep] @ curves

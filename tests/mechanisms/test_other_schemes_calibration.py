@@ -205,3 +205,29 @@ def test_seed002_and_seed003_utility_metrics():
     X = rng.uniform(-1, 1, size=(50, 3))
     small, large = (np.mean(gram_error(X, mechanisms.get("mask-b", sigma=s).sample(X, 200, rng), s)) for s in (0.1, 1.0))
     assert small < large
+
+
+def test_ltm_gauss_noise_rules():
+    """p interpolates sigma^2 = sigma_eq4^2 n^{1-p}; consistent_2eta is 4x the variance; ltm-local's
+    'interpolate' rule at p = 0 is eq. 4 times n."""
+    A = np.random.default_rng(0).uniform(-1, 1, size=(20_000, 3))
+    base = mechanisms.get("ltm-gauss", m=20, eps=1.0, delta=1e-5)
+    s2 = base.noise_scale(A) ** 2
+    assert s2 == pytest.approx(eq4_variance(1.0, 1e-5, 1.0, 20, 1, 20_000, 3))
+    assert base.with_params(p=0.5).noise_scale(A) ** 2 == pytest.approx(s2 * 20_000**0.5)
+    assert base.with_params(sigma_rule="consistent_2eta").noise_scale(A) ** 2 == pytest.approx(4 * s2)
+    local = mechanisms.get("ltm-local", eps=1.0, delta=1e-5, sigma_rule="interpolate", m=20)
+    assert local.noise_scale(A) ** 2 == pytest.approx(s2 * 20_000)
+
+
+def test_resampled_sketch_spectrum_is_the_average_over_sketches():
+    """E_S[delta_mu(S)] by the Binomial bucket law equals the mean over 2000 sketch seeds of the exact
+    fixed-sketch delta of the same client (4 standard errors)."""
+    from mechanisms.sketching import resampled_sketch_delta
+    n, m, sigma, change = 40, 5, 1.0, 2.0
+    mech = mechanisms.get("ltm-gauss", m=m, sigma=sigma)
+    mu = np.array([change * np.sqrt(mech.with_params(sketch_seed=seed).sketch(n).row_weight()[0]) / sigma
+                   for seed in range(2000)])
+    values = theory.gaussian_delta(np.array([0.0, 0.5])[None, :], mu[:, None])
+    expected = resampled_sketch_delta([0.0, 0.5], n, m, sigma, change)
+    assert np.all(np.abs(values.mean(axis=0) - expected) <= 4 * values.std(axis=0) / np.sqrt(len(values)))

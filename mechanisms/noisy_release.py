@@ -95,8 +95,21 @@ class NoisyRelease(Mechanism):
         if index is None and mean.size > DENSE_LIMIT:
             raise ValueError(f"the exact law of the full {D.shape[0]}x{D.shape[1]} release has dimension {mean.size} "
                              f"> {DENSE_LIMIT}; set focus=i (row) or focus=(i, j) (entry) to the neighbouring "
-                             "coordinates (sufficient for the pair), e.g. from worst_neighbor")
+                             "coordinates (sufficient for the pair), e.g. mech.focused(D, relation)")
         return theory.GaussianLaw(mean, sigma**2 * np.eye(mean.size), copies=1, exact=True)
+
+    def focused(self, D, relation=None) -> "NoisyRelease":
+        """This mechanism focused on the coordinates its worst neighbour of D changes: the entry (i, j)
+        if one entry changes, else the row i."""
+        found = self.worst_neighbor(D, relation)
+        if found is None:
+            raise ValueError(f"{self.name} has no worst neighbour for relation {relation!r}")
+        i, D_prime = found
+        D = as_data(D)
+        if D_prime.shape != D.shape:
+            return self.with_params(focus=int(i))
+        changed = np.argwhere(D != D_prime)
+        return self.with_params(focus=tuple(int(v) for v in changed[0]) if len(changed) == 1 else int(i))
 
     def features(self, samples) -> np.ndarray:
         """Y[:, focus] when a focus is set (sufficient), else the flattened release."""

@@ -68,8 +68,8 @@ def test_spectrum_matches_monte_carlo(name, params, data, relation, focus):
     mech = mechanisms.get(name, **params)
     i, D_prime = mech.worst_neighbor(D, relation)
     if focus:   # full n x d releases: the changed coordinates are sufficient (noisy_release.py)
-        changed = np.argwhere(D != D_prime)
-        mech = mech.with_params(focus=tuple(changed[0]) if len(changed) == 1 else int(i))
+        mech = mech.focused(D, relation)
+        assert mech.focus in (i, tuple(np.argwhere(D != D_prime)[0]))
     spec = theory.spectrum(mech, D, EPS, neighbor=relation)
     assert spec.exact and int(spec.row[0]) == i
     law_d, law_dp = mech.output_law(D), mech.output_law(D_prime)

@@ -26,6 +26,8 @@ REPRODUCTIONS = {
     "table-rp-utility": ("table_rp_utility", "004 Tables I and III: PDR and DPR of M_RP, M_RP^rel, Sheffet [15] and ISIT'18 [17]"),
     "table-ls-utility": ("table_ls_utility", "004 Tables II and IV: error of M_OLS, M_ALS, M_RP-LS, Gaussian LS, [15], [17]"),
     "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
+    "table-mask-sigma": ("table_mask_sigma", "003 Table 1: sigma of additive noise (Thm 3.2) and matrix masking (Thm 3.4)"),
+    "table-isit18-privacy": ("table_isit18_privacy", "001 at paper scale: exact (eps, delta) of eps_MI = 0.5 RP (spec §1.6 table)"),
 }
 
 

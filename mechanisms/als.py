@@ -79,17 +79,20 @@ class SketchedLS(Mechanism):
         cov = ls.residual_norm**2 * (R_inv @ R_inv.T) / self.r
         return theory.GaussianLaw(ls.x, cov, copies=1, exact=self.law_is_exact)
 
+    def spectrum_model(self, D) -> tuple[str, dict]:
+        """theory's closed form: the ALS spectrum phi of [D; sigma I], sigma calibrated on D (held fixed)."""
+        return "als", {"r": self.r, "ridge": self.noise_scale(as_data(D, min_cols=2)), "exact": self.law_is_exact}
+
     def worst_neighbor(self, D, relation=None, eps=None):
         """The row maximising the asymptotic ALS spectrum phi_{eps,r,p}(l, e) in [D; sigma I] over the
         Pareto frontier of (leverage, residual share) (spec §5.6), for remove/zero. eps defaults to
-        the mechanism's eps, else 1 (the papers' setting). sigma is computed from D (see `with_params`
-        to fix data-dependent defaults)."""
+        the mechanism's eps, else 1 (the papers' setting). sigma is computed from D (`fixed_for(D)` pins
+        data-dependent defaults so that D' gets the same)."""
         relation = self._relation(relation)
         D = as_data(D, min_cols=2)
         if eps is None:
             eps = self.eps if getattr(self, "eps", None) is not None else 1.0
-        sigma, _ = self._solution(D)
-        return row_pair(D, max_als_delta_row(D, self.r, as_positive("eps", eps), sigma), relation)
+        return row_pair(D, max_als_delta_row(D, self.r, as_positive("eps", eps), self.noise_scale(D)), relation)
 
 
 class ApproximateLeastSquares(NoNoise, SketchedLS):

@@ -1,9 +1,10 @@
 """The Mechanism protocol (DESIGN.md, Public API).
 
 A mechanism is a cheap immutable object: its parameters are validated in `__init__`; data enter
-only through `sample`, `sample_literal`, `output_law` and `worst_neighbor`. Subclasses provide the
-two samplers as "draw k outputs" closures (`_fast`, `_literal`); this class checks the arguments
-and fills the result chunk by chunk, so that memory stays bounded for any n.
+only through the methods (`sample`, `sample_literal`, `sampler`, `output_law`, `worst_neighbor`,
+`fixed_for`). Subclasses provide the two samplers as "draw k outputs" closures (`_fast`,
+`_literal`); this class checks the arguments and fills the result chunk by chunk, so that memory
+stays bounded for any n.
 """
 
 from __future__ import annotations
@@ -55,6 +56,15 @@ class Mechanism:
         if unknown:
             raise ValueError(f"{self.name} has no parameter(s) {unknown}; its parameters are {sorted(self._params)}")
         return type(self)(**{**self._params, **changes})
+
+    def fixed_for(self, D) -> "Mechanism":
+        """A copy whose data-dependent defaults (e.g. C=None -> the largest row norm of D) are fixed at
+        their values on D, so that D and its neighbours are run by the same scheme."""
+        return self.with_params(**self._data_defaults(self._check_data(D)))
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        """{parameter: value on D} for the parameters left to a data-dependent default."""
+        return {}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())

@@ -5,7 +5,8 @@ then runs RP or (sketched) least squares; they differ only in the rule for sigma
 mixins. The formulas live in `theory` (one place); this module only decides which data quantities
 feed them. Data-dependent defaults are marked: with C=None the row-norm bound is the dataset's own
 largest row norm (spec §9 Q8), which is what the papers' experiments did but is not a universe bound;
-for standard DP pass a true bound C. `bind`-style fixing: `mech.with_params(C=...)`.
+for standard DP pass a true bound C. `mech.fixed_for(D)` fixes every such default at its value on D,
+so that D and its neighbours are then run by one and the same scheme (what an audit needs).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import theory
 
 from .neighbors import leverage_residual
-from .validation import as_bool, as_leverage, as_positive, as_probability, optional, row_norm_bound
+from .validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
 
 _DOCS = {
     "eps": "target epsilon (> 0)",
@@ -44,7 +45,16 @@ class NoNoise:
         return 0.0
 
 
-class RPNoise:
+class _RowNormBound:
+    """Schemes calibrated on a row-norm bound C, whose default is the data's largest row norm."""
+
+    sigma = None
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        return {"C": max_row_norm(D)} if self.C is None and self.sigma is None else {}
+
+
+class RPNoise(_RowNormBound):
     """M_RP (seed 004 Fig. 3, Thm 3; spec M6): sigma = C / sqrt(l*) (tight: C sqrt(1/l* - 1)),
     l* the leverage at which the RP spectrum reaches delta (`theory.rp_sigma`)."""
 
@@ -60,7 +70,7 @@ class RPNoise:
         return float(theory.rp_sigma(self.eps, self.delta, self.r, row_norm_bound(D, self.C), tight=self.tight))
 
 
-class OLSNoise:
+class OLSNoise(_RowNormBound):
     """M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec M8): the smallest sigma with
     phi(C^2/sigma^2, C^2/sigma^2) <= delta (`theory.ols_sigma`)."""
 
@@ -77,7 +87,7 @@ class OLSNoise:
         return float(theory.ols_sigma(self.eps, self.delta, self.r, p, row_norm_bound(D, self.C)))
 
 
-class SheffetNoise:
+class SheffetNoise(_RowNormBound):
     """Sheffet 2019 ("[15]"; spec M5 steps 1-2): c2 = sqrt(4 c1^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps),
     c1 the row-norm bound (`theory.sheffet_c2`)."""
 
@@ -93,7 +103,7 @@ class SheffetNoise:
 class ISIT18Noise:
     """Showkatbakhsh et al. ISIT'18 ("[17]", spec M12) as seed 004's code calibrates it:
     sigma^2 = (r / (2^{2 eps_MI} - 1) - f(D)^2)_+ with f over all columns (`theory.isit18_sigma`).
-    The rule depends on the data through f(D), as the scheme prescribes."""
+    The rule depends on the data through f(D), as the scheme prescribes (not fixed by `fixed_for`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta")}
 
@@ -108,7 +118,6 @@ class RPRelativeNoise(RPNoise):
     """M_RP^rel (seed 004 Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "tight")}
-    sigma = None  # no explicit-sigma override: the decision is the point of the scheme
 
     def _noise_params(self, eps=None, delta=None, C=None, leverage=None, tight=False) -> dict:
         params = super()._noise_params(eps, delta, C, tight)
@@ -116,10 +125,14 @@ class RPRelativeNoise(RPNoise):
         return {**params, "leverage": optional(as_leverage, "leverage", leverage)}
 
     def noise_scale(self, D: np.ndarray) -> float:
-        level = self.leverage if self.leverage is not None else float(np.max(theory.leverages(D)))
+        level = self.leverage if self.leverage is not None else self._data_defaults(D)["leverage"]
         if level <= theory.rp_leverage_threshold(self.eps, self.delta, self.r):
             return 0.0
         return super().noise_scale(D)
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        found = super()._data_defaults(D)
+        return {**found, "leverage": float(np.max(theory.leverages(D)))} if self.leverage is None else found
 
 
 class OLSRelativeNoise(OLSNoise):
@@ -128,7 +141,6 @@ class OLSRelativeNoise(OLSNoise):
     under the monotonicity of phi, spec §5.6)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "residual")}
-    sigma = None
 
     def _noise_params(self, eps=None, delta=None, C=None, leverage=None, residual=None) -> dict:
         params = super()._noise_params(eps, delta, C)
@@ -137,12 +149,18 @@ class OLSRelativeNoise(OLSNoise):
                 "residual": optional(as_leverage, "residual", residual)}
 
     def noise_scale(self, D: np.ndarray) -> float:
-        level, share = self.leverage, self.residual
-        if level is None or share is None:
-            leverages, residuals = leverage_residual(D)
-            level = float(np.max(leverages)) if level is None else level
-            share = float(np.max(residuals)) if share is None else share
+        found = self._data_defaults(D)
+        level = self.leverage if self.leverage is not None else found["leverage"]
+        share = self.residual if self.residual is not None else found["residual"]
         p = D.shape[1] - 1
         if float(theory.als_delta(self.eps, level, share, self.r, p)) <= self.delta:
             return 0.0
         return super().noise_scale(D)
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        found = super()._data_defaults(D)
+        if self.leverage is None or self.residual is None:
+            leverages, residuals = leverage_residual(D)
+            found.update({"leverage": float(np.max(leverages))} if self.leverage is None else {})
+            found.update({"residual": float(np.max(residuals))} if self.residual is None else {})
+        return found

@@ -78,6 +78,10 @@ class GaussianMechanism(Mechanism):
         value = self._value(D).reshape(-1)
         return theory.GaussianLaw(value, self.noise_scale(D) ** 2 * np.eye(value.size), copies=1, exact=True)
 
+    def spectrum_model(self, D):
+        """theory's closed form for the ols query (x_opt + N(0, sigma^2 I)); None for other queries."""
+        return ("gaussian-ls", {"sigma": self.noise_scale(as_data(D))}) if self.query == "ols" else None
+
     def worst_neighbor(self, D, relation=None):
         """The row whose removal/zeroing moves f(D) the most: for sum, the largest row norm; for mean,
         the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,
@@ -116,12 +120,15 @@ class GaussianLS(GaussianMechanism):
     def _check_data(self, D) -> np.ndarray:
         return as_data(D, min_cols=2)
 
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        if self.sensitivity is None and self.sigma is None:
+            return {"sensitivity": float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))}
+        return {}
+
     def noise_scale(self, D: np.ndarray) -> float:
         """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic), spec M4."""
         if self.sigma is not None:
             return self.sigma
-        s = self.sensitivity
-        if s is None:
-            s = float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))
+        s = self.sensitivity if self.sensitivity is not None else self._data_defaults(D)["sensitivity"]
         calibrate = theory.gaussian_sigma if self.calibration == "analytic" else theory.classic_gaussian_sigma
         return float(calibrate(self.eps, self.delta, s))

@@ -14,7 +14,7 @@ import numpy as np
 import theory
 
 from .base import Mechanism
-from .calibration import ISIT18Noise, NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
+from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
 from .neighbors import max_leverage_row, row_pair
 from .sketch import gaussian_sketch
@@ -53,19 +53,21 @@ class _Projection(Mechanism):
     def output_law(self, D):
         """Exact: the r rows are i.i.d. N(0, D^T D + sigma^2 I)."""
         D = as_data(D)
-        sigma = self.noise_scale(D)
-        triangular_factor(D, sigma)
-        gram = D.T @ D + sigma**2 * np.eye(D.shape[1])
-        return theory.GaussianLaw(np.zeros(D.shape[1]), gram, copies=self.r, exact=True)
+        R = triangular_factor(D, self.noise_scale(D))
+        return theory.GaussianLaw(np.zeros(D.shape[1]), R.T @ R, copies=self.r, exact=True)
 
     def features(self, samples) -> np.ndarray:
         return gram_features(samples)
+
+    def spectrum_model(self, D) -> tuple[str, dict]:
+        """theory's closed form: RP of [D; sigma I] with sigma calibrated on D (held fixed)."""
+        return "rp", {"r": self.r, "ridge": self.noise_scale(as_data(D))}
 
     def worst_neighbor(self, D, relation=None):
         """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
 
         sigma is computed from D; with data-dependent defaults (C=None, leverage=None) the mechanism
-        run on D' may choose another sigma — fix them with `with_params` to audit a fixed scheme."""
+        run on D' may choose another sigma: `fixed_for(D)` pins them to audit one fixed scheme."""
         relation = self._relation(relation)
         D = as_data(D)
         return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)
@@ -124,11 +126,3 @@ class SheffetProjection(SheffetNoise, _Projection):
     def __init__(self, r, eps, delta, C=None):
         self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C)})
 
-
-class ISIT18Projection(ISIT18Noise, _Projection):
-    name = "isit18-rp"
-    summary = "M12's sketch alone: Pi D + sigma N, Showkatbakhsh et al. ISIT'18 ('[17]' in seed 004 Table III)"
-    param_docs = {**_R_DOC, **ISIT18Noise.noise_docs}
-
-    def __init__(self, r, eps, delta):
-        self._set({"r": as_int("r", r), **self._noise_params(eps, delta)})

@@ -93,7 +93,7 @@ def _rp(D, eps, rows, r, ridge):
     return _max_over_rows(eps, chosen, fwd, rev), {"leverage": lev[chosen].tolist()}, True
 
 
-def _als(D, eps, rows, r, ridge):
+def _als(D, eps, rows, r, ridge, exact):
     B, b = split_regression(augment(D, ridge))
     _, w, Q, _ = ols_fit(B, b)
     n = D.shape[0]
@@ -104,7 +104,7 @@ def _als(D, eps, rows, r, ridge):
     fwd = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "forward")
     rev = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "reverse")
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
-    return _max_over_rows(eps, chosen, fwd, rev), details, False
+    return _max_over_rows(eps, chosen, fwd, rev), details, exact
 
 
 def _gaussian_ls(D, eps, rows, sigma):
@@ -162,7 +162,7 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
 
     mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
-    (r, ridge, sigma), or a mechanism object: one whose ``spectrum_model(D)`` returns
+    (r, ridge, sigma; for "als" also exact=True when the output IS that normal, as for M_OLS), or a mechanism object: one whose ``spectrum_model(D)`` returns
     (family, params) uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
     rows="worst"). rows: "worst" (default), "all", or row indices. The returned delta is the
     pointwise maximum over the chosen rows and both directions.
@@ -190,7 +190,7 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
             r = int(params.get("r", 0))
             if r <= D.shape[1] - 1:
                 raise ValueError(f"ALS needs a sketch size r > p = {D.shape[1] - 1}, got r={r}")
-            result = _als(D, eps, rows, r, ridge)
+            result = _als(D, eps, rows, r, ridge, bool(params.get("exact", False)))
         else:
             sigma = float(params.get("sigma", 0.0))
             if sigma <= 0:

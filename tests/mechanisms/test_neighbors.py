@@ -93,3 +93,23 @@ def test_remove_and_zero_give_the_same_law(data):
     for mech in (mechanisms.get("rp", r=5), mechanisms.get("m-ols", r=40, sigma=0.5)):
         a, b = mech.output_law(neighbors.remove(data, 7)), mech.output_law(neighbors.zero(data, 7))
         assert np.allclose(a.mean, b.mean) and np.allclose(a.cov, b.cov)
+
+
+def test_fixed_for_pins_the_data_dependent_defaults(data):
+    """With C=None M_RP on D' would use D''s own largest row norm; fixed_for(D) pins C (and the
+    relative schemes' l_S, e_S) so that D and D' are run by one scheme."""
+    i = int(np.argmax(np.linalg.norm(data, axis=1)))
+    other = neighbors.remove(data, i)
+    loose = mechanisms.get("m-rp", r=5, eps=1.0, delta=1e-3)
+    assert loose.noise_scale(other) < loose.noise_scale(data)
+    fixed = loose.fixed_for(data)
+    assert fixed.C == pytest.approx(np.linalg.norm(data[i])) and fixed.noise_scale(other) == fixed.noise_scale(data)
+    rel = mechanisms.get("m-ols-rel", r=40, eps=1.0, delta=1e-3).fixed_for(data)
+    lev, res = neighbors.leverage_residual(data)
+    assert (rel.leverage, rel.residual) == (pytest.approx(lev.max()), pytest.approx(res.max()))
+    assert rel.noise_scale(other) == rel.noise_scale(data)
+    gls = mechanisms.get("gaussian-ls", eps=1.0, delta=1e-3).fixed_for(data)
+    assert gls.noise_scale(other) == gls.noise_scale(data)
+    assert mechanisms.get("rp", r=5).fixed_for(data) == mechanisms.get("rp", r=5)
+    partial = mechanisms.get("m-ols-rel", r=40, eps=1.0, delta=1e-3, leverage=0.5).fixed_for(data)
+    assert partial.leverage == 0.5 and partial.residual == pytest.approx(res.max())

@@ -123,8 +123,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
           method: str = "threshold", *, neighbor: str | None = None, scheduler=None, exact=None,
           train_fraction: float = 0.5, max_train: int = 10**6, validation_fraction: float = 0.25,
-          chunk_size: int | None = None, progress: bool | None = None, eureka_options: dict | None = None
-          ) -> AuditReport:
+          chunk_size: int | None = None, progress: bool | None = None, eureka_options: dict | None = None,
+          literal: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     Parameters
@@ -154,6 +154,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     chunk_size : samples per sampling task (default: about 32 MB of raw output per chunk).
     progress : tqdm bars for sampling and training (default: when stderr is a terminal).
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
+    literal : sample with the mechanism's `sample_literal` (the paper's algorithm) instead of its
+        fast exact sampler, as a control.
 
     Returns
     -------
@@ -173,11 +175,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     if progress is None:
         progress = sys.stderr.isatty()
     root = sampling.as_seed_sequence(seed)
-    sampler = sampling.as_sampler(mech)
+    sampler = sampling.as_sampler(mech, literal)
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
     pilot_options = dict(eps=eps, alpha=alpha, features=features, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
                          train_fraction=train_fraction, max_train=max_train, validation_fraction=validation_fraction,
-                         chunk_size=chunk_size)
+                         chunk_size=chunk_size, literal=literal)
     D_prime, relation, row, how = _resolve_neighbors(mech, D, D_prime, neighbor, pilot_options,
                                                      sampling.chunk_seed(root, _PILOT_KEY))
 

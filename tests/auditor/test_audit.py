@@ -51,6 +51,12 @@ def test_dask_local_cluster_gives_the_same_report_as_loky(gaussian_batched):
     dask = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", **kwargs)
     for name in ("delta", "delta_lower", "delta_upper", "floor"):
         np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
+    # an existing cluster, reached through its scheduler address
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        remote = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    np.testing.assert_array_equal(local.delta, remote.delta)
 
 
 def test_same_seed_same_report_different_seed_different(gaussian_batched):

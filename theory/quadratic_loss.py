@@ -31,6 +31,7 @@ from scipy import integrate
 _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
 _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
 _RTOL = 1e-11         # agreement required between two successive trapezoid levels
+_MAX_CLIMB = np.log(100.0)   # largest Re[G(z) - G(c)] tolerated on a path: at most 2 digits of cancellation
 
 
 @dataclass(frozen=True)
@@ -204,13 +205,37 @@ def _path_shape(loss, eps, c, g0, g2, g3):
 
 
 def _integrand(loss, eps, c, g2, alpha, t):
-    """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola."""
+    """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola,
+    and per row the largest Re[G(z) - G(c)] met at these nodes (> 0: the path climbs above the saddle)."""
     scale = 1.0 / np.sqrt(g2)[:, None]
     y = scale * np.sinh(t)
     z = c[:, None] + alpha[:, None] * y**2 + 1j * y
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        values = np.exp(loss.complex_exponent(z, c, eps)) * (2.0 * alpha[:, None] * y + 1j)
-    return values.imag * scale * np.cosh(t)
+        exponent = loss.complex_exponent(z, c, eps)
+        values = np.exp(exponent) * (2.0 * alpha[:, None] * y + 1j)
+        climb = np.max(np.where(np.isnan(exponent.real), np.inf, exponent.real), axis=1, initial=-np.inf)
+    return values.imag * scale * np.cosh(t), climb
+
+
+def _line_range(loss, c, g2):
+    """T for the vertical line z = c + i y (alpha = 0) when the loss has no normal part to give
+    Gaussian decay. Each term's modulus |E e^{zX_j}| / E e^{cX_j} is <= 1 and its central chi-square
+    coordinates contribute (1 + (2 w y / (1 - 2 w c))^2)^(-1/4) each; with the kernel bound
+    c (1 + c) / |z (1 + z)| this bounds the integrand. Y is the first point of a log grid where
+    bound * y is below 1e-18 of the peak (the tail beyond Y is then negligible), or 1e18 scales."""
+    scale = 1.0 / np.sqrt(g2)
+    y = scale[:, None] * np.logspace(0.0, 18.0, 73)[None, :]
+    log_bound = np.log(c * (1.0 + c))[:, None] - 0.5 * np.log((c**2)[:, None] + y**2) - 0.5 * np.log(((1.0 + c) ** 2)[:, None] + y**2)
+    central = loss.dof - (loss.linear > 0)          # a noncentral coordinate is only bounded by 1
+    for j in range(loss.weight.shape[1]):
+        w = loss.weight[:, j, None]
+        u = 1.0 - 2.0 * w * c[:, None]
+        log_bound += -0.25 * central[:, j, None] * np.log1p((2.0 * w * y / u) ** 2)
+    log_bound -= 0.5 * loss.normal_var[:, None] * y**2
+    small = log_bound + np.log(y / scale[:, None]) < np.log(1e-18)
+    first = np.where(small.any(axis=1), np.argmax(small, axis=1), y.shape[1] - 1)
+    reach = y[np.arange(y.shape[0]), first]
+    return np.arcsinh(reach * np.sqrt(g2))
 
 
 def _integration_range(loss, eps, c, g0, g2, rate):
@@ -225,10 +250,11 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
     """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
     sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, converged)."""
     rows = np.arange(loss.batch)
-    ends = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
+    ends, climb_ends = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
     n = _START_NODES
     h = top / n
-    inner = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    inner, climb = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    climb = np.maximum(climb, climb_ends)
     total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
     ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
@@ -238,13 +264,17 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
             break
         sub = loss.take(todo)
         h = top[todo] / (2 * n)
-        mids = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        mids, climbed = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        climb[todo] = np.maximum(climb[todo], climbed)
         refined = 0.5 * total[todo] + h * mids.sum(axis=1)
         settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
         total[todo] = refined
         done[todo[settled | ~np.isfinite(refined)]] = True
         n *= 2
-    ok &= done & np.isfinite(total) & (total > 0)
+    # a path on which |e^{G(z) - G(c)}| climbs far above its value at the saddle (a near-normal
+    # term growing like e^{linear z^2 / 2} before its singularity, met by a strongly bent parabola)
+    # only yields I through cancellation: reject it (the caller retries on the vertical line)
+    ok &= done & np.isfinite(total) & (total > 0) & (climb <= _MAX_CLIMB)
     return total, ok
 
 
@@ -300,6 +330,13 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
     # ln delta to full relative precision and the path integral is not needed
     pinned = c >= (1.0 - 1e-10) * sub.upper_domain()
     integral[pinned] = np.sqrt(np.pi / (2.0 * g2[pinned]))
+    # a rejected parabola: retry on the vertical line Re z = c, where |e^{G(z) - G(c)}| <= 1 always
+    retry = np.flatnonzero(~ok & ~pinned & (alpha != 0))
+    if retry.size:
+        part = sub.take(retry)
+        alpha[retry] = 0.0
+        top[retry] = _line_range(part, c[retry], g2[retry])
+        integral[retry], ok[retry] = _trapezoid(part, e[retry], c[retry], g2[retry], alpha[retry], top[retry])
     for i in np.flatnonzero(~ok & ~pinned):
         integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], alpha[[i]], g2[[i]], top[[i]])
     with np.errstate(divide="ignore", invalid="ignore"):

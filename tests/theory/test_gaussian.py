@@ -127,3 +127,13 @@ def test_gaussian_mu_round_trip(eps, delta):
 def test_gaussian_invalid_inputs(call):
     with pytest.raises(ValueError):
         call()
+
+
+@pytest.mark.slow
+def test_gaussian_dense_sweep_matches_mpmath():
+    # the full-resolution version of test_gaussian_delta_matches_mpmath: more sigmas, eps step 0.05
+    eps = np.linspace(0.0, 30.0, 601)
+    for sigma in (0.2, 0.5, 1.0, 2.0, 4.8448, 10.0, 30.0, 100.0):
+        mu = 1.0 / sigma
+        for e, ld in zip(eps, gaussian_log_delta(eps, mu)):
+            assert relative_error(ld, gaussian_delta_mp(e, mu)) <= RTOL, (sigma, e)

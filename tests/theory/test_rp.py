@@ -173,3 +173,17 @@ def test_rp_sigma_flights_published_constant():
 def test_rp_invalid_inputs(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.slow
+def test_rp_dense_sweep_matches_incomplete_gamma():
+    # the full-resolution version of test_rp_matches_incomplete_gamma
+    eps = np.linspace(-1.0, 10.0, 111)
+    for leverage in (1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 0.99):
+        for r in (1, 2, 10, 50, 300, 1200):
+            for direction in ("forward", "reverse"):
+                top = reverse_supremum(leverage, r)
+                grid = eps if direction == "forward" else eps[np.abs(eps - top) > 1e-4 * top]
+                for e, ld in zip(grid, rp_log_delta(grid, leverage, r, direction)):
+                    ref = rp_delta_mp(e, leverage, r, direction)
+                    assert relative_error(ld, ref) <= RTOL, (leverage, r, direction, e, ld, ref)

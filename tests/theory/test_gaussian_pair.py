@@ -172,16 +172,15 @@ def test_duality_and_structure_on_random_pairs(d, seed):
 
 
 @pytest.mark.parametrize("d, seed", [(1, 0), (3, 1), (8, 2), (13, 3)])
-def test_tv_distance_by_quadrature_in_one_dimension_only(d, seed):
-    # delta(0) = TV: for d = 1 cross-check against the reference; otherwise bound it by the
-    # Hellinger inequality TV <= sqrt(1 - BC^2) ... here only the 1-D case has a closed form
+def test_tv_distance_reference_and_bhattacharyya_bounds(d, seed):
+    # delta(0) = TV: exact 1-D reference for d = 1; in any dimension it must satisfy the bounds
+    # 1 - BC <= TV <= sqrt(1 - BC^2) with the closed-form Bhattacharyya coefficient BC of two Gaussians
     pair = random_pair(d, seed)
     tv = pair.delta(0.0)
     if d == 1:
         m1, c1, m2, c2 = pair.law1.mean[0], pair.law1.cov[0, 0], pair.law2.mean[0], pair.law2.cov[0, 0]
         ref = normal_pair_delta_mp(0.0, m1, math.sqrt(c1), m2, math.sqrt(c2))
         assert relative_error_delta(tv, ref) <= RTOL
-    # Bhattacharyya coefficient BC; TV <= sqrt(1 - BC^2) and TV >= 1 - BC
     S = 0.5 * (pair.law1.cov + pair.law2.cov)
     dm = pair.law1.mean - pair.law2.mean
     log_bc = -0.125 * dm @ np.linalg.solve(S, dm) - 0.5 * (

@@ -3,7 +3,6 @@ exponential-tilting closed form in mpmath, CGF identities, batching, and paths t
 
 import math
 
-import mpmath as mp
 import numpy as np
 import pytest
 

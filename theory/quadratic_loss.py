@@ -258,6 +258,7 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
     total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
     ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
+    previous = np.ones(loss.batch)           # relative change at the previous refinement
     while n < _MAX_NODES:
         todo = rows[~done]
         if todo.size == 0:
@@ -267,7 +268,14 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
         mids, climbed = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
         climb[todo] = np.maximum(climb[todo], climbed)
         refined = 0.5 * total[todo] + h * mids.sum(axis=1)
-        settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            change = np.abs(refined - total[todo]) / np.abs(refined)
+        # small AND converging the way an analytic integrand does (the change at least ~squares per
+        # halving), or at the rounding floor, or small twice in a row: a narrow far-field feature that
+        # the coarse nodes straddle can make one change spuriously small while the next is 1e-10
+        settled = np.isfinite(refined) & (change <= _RTOL) & (
+            (change <= previous[todo] ** 1.5) | (change <= 1e-14) | (previous[todo] <= _RTOL))
+        previous[todo] = np.where(np.isfinite(change), change, 1.0)
         total[todo] = refined
         done[todo[settled | ~np.isfinite(refined)]] = True
         n *= 2

@@ -86,6 +86,19 @@ def test_near_normal_terms_on_the_far_side_do_not_spoil_the_path():
     assert np.all(back < 1.0) and np.all(np.diff(back) <= 0)
 
 
+def test_trapezoid_does_not_stop_early_on_a_narrow_far_field_bump():
+    # Regression for the convergence test: for this pair at eps = -2.25 the trapezoid used to accept
+    # 512 nodes (change 3.7e-13 after 3.7e-11) while a bump of width ~0.002 in t near z = -24.5 + 7.9i
+    # was unresolved: ln delta off by 1.0e-10 relative. Reference: the inversion integral on the
+    # vertical line in 30-digit mpmath (-0.09411299561837277), and the duality identity.
+    from tests.theory.test_gaussian_pair import random_pair
+
+    pair = random_pair(5, 5000)
+    assert pair.log_delta(-2.25) == pytest.approx(-0.09411299561837277, rel=1e-12)
+    rhs = 1.0 - math.exp(2.25) + math.exp(2.25) * pair.delta(-2.25)
+    assert abs(pair.reverse().delta(2.25) - rhs) <= 1e-11 * math.exp(2.25)
+
+
 def test_monte_carlo_of_a_mixed_loss():
     # Normal part + chi-square terms of both signs with linear parts: the contour against the
     # direct average of (1 - e^{eps - L})_+ over 400,000 draws of L, within 4 standard errors

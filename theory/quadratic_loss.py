@@ -29,7 +29,9 @@ import numpy as np
 from scipy import integrate
 
 _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
-_MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
+_MAX_NODES = 4096     # last level of the batched trapezoid
+_DEEP_NODES = 1 << 17  # last level of the second, row-chunked pass before the adaptive fallback
+_DEEP_CHUNK = 1 << 21  # rows x nodes evaluated at once in that pass (bounded memory)
 _RTOL = 1e-11         # agreement required between two successive trapezoid levels
 _MAX_CLIMB = np.log(100.0)   # largest Re[G(z) - G(c)] tolerated on a path: at most 2 digits of cancellation
 
@@ -246,7 +248,7 @@ def _integration_range(loss, eps, c, g0, g2, rate):
     return np.arcsinh(reach * np.sqrt(g2))
 
 
-def _trapezoid(loss, eps, c, g2, alpha, top):
+def _trapezoid(loss, eps, c, g2, alpha, top, max_nodes=_MAX_NODES):
     """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
     sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, converged)."""
     rows = np.arange(loss.batch)
@@ -259,7 +261,7 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
     ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
     previous = np.ones(loss.batch)           # relative change at the previous refinement
-    while n < _MAX_NODES:
+    while n < max_nodes:
         todo = rows[~done]
         if todo.size == 0:
             break
@@ -345,6 +347,14 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
         alpha[retry] = 0.0
         top[retry] = _line_range(part, c[retry], g2[retry])
         integral[retry], ok[retry] = _trapezoid(part, e[retry], c[retry], g2[retry], alpha[retry], top[retry])
+    # still unconverged (typically the vertical line with a slowly decaying, oscillating integrand,
+    # e.g. a near-normal term together with a saddle next to another term's branch point): finer
+    # trapezoid levels, a few rows at a time, before the much slower adaptive quadrature
+    deep = np.flatnonzero(~ok & ~pinned)
+    for start in range(0, deep.size, max(1, _DEEP_CHUNK // _DEEP_NODES)):
+        part = deep[start:start + max(1, _DEEP_CHUNK // _DEEP_NODES)]
+        integral[part], ok[part] = _trapezoid(sub.take(part), e[part], c[part], g2[part], alpha[part], top[part],
+                                              max_nodes=_DEEP_NODES)
     for i in np.flatnonzero(~ok & ~pinned):
         integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], alpha[[i]], g2[[i]], top[[i]])
     with np.errstate(divide="ignore", invalid="ignore"):

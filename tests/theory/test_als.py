@@ -80,9 +80,9 @@ def test_gaussian_pair_matches_als_on_flights(rows, r):
 
 @pytest.mark.slow
 def test_gaussian_pair_matches_als_on_flights_many_rows():
-    # Rows with l, e ~ 2e-4 at r >= 300 send many eps to the adaptive fallback of the kernel (seconds
-    # per eps: a near-normal term forces the vertical line while the saddle sits next to the branch
-    # point of another term; a known performance limit, accuracy is unaffected): slow (~5 min).
+    # Rows with a residual share e ~ 1e-7 (ln delta ~ -1e7) at r >= 300 can still send an eps to the
+    # adaptive fallback of the kernel (tens of seconds each; a known performance limit, accuracy is
+    # unaffected): slow.
     D = flights(3000)
     eps = np.linspace(-1.0, 5.0, 13)
     for r in (20, 300, 1200):

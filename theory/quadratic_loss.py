@@ -32,6 +32,7 @@ _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
 _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
 _RTOL = 1e-11         # agreement required between two successive trapezoid levels
 _SCAN_STEP, _SCAN_POINTS, _SCAN_BLOCKS = 0.5, 8, 6   # coarse scan for the end of the range: t <= 24
+_MAX_CLIMB = np.log(100.0)   # largest Re[G(z) - G(c)] accepted on a path: two digits of cancellation
 _ATTEMPTS = 4         # parabola, alpha / 8, alpha / 64, vertical line; then adaptive quadrature
 
 
@@ -211,7 +212,10 @@ def _path_shape(loss, eps, c, g0, g2, g3):
     local = g3 / (6.0 * g2)                                     # steepest-descent curvature at c
     with np.errstate(divide="ignore"):
         point = np.where(w != 0, 0.5 / w, np.nan)              # branch points 1/(2 weight) on the real axis
-    essential = s > 0                                           # exp(linear z^2 / (2(1 - 2 weight z))) there
+    # exp(linear z^2 / (2(1 - 2 weight z))) is an essential singularity at 1/(2 weight) unless its
+    # exponent, about linear / (4 weight^2) at unit distance, is negligible
+    with np.errstate(divide="ignore", invalid="ignore"):
+        essential = (s > 0) & (s > 1e-3 * 4.0 * w**2)
     right_any = zmax - c
     right_ess = np.min(np.where((w > 0) & essential, point, np.inf), axis=1, initial=np.inf) - c
     left_any = c - np.max(np.where(w < 0, point, -1.0), axis=1, initial=-1.0)
@@ -227,13 +231,16 @@ def _path_shape(loss, eps, c, g0, g2, g3):
 
 
 def _integrand(loss, eps, c, g2, alpha, t):
-    """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola."""
+    """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola,
+    and per row the largest Re[G(z) - G(c)] met (> 0: the path climbs above the saddle)."""
     scale = 1.0 / np.sqrt(g2)[:, None]
     y = scale * np.sinh(t)
     z = c[:, None] + alpha[:, None] * y**2 + 1j * y
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        values = np.exp(loss.complex_exponent(z, c, eps)) * (2.0 * alpha[:, None] * y + 1j)
-    return values.imag * scale * np.cosh(t)
+        exponent = loss.complex_exponent(z, c, eps)
+        values = np.exp(exponent) * (2.0 * alpha[:, None] * y + 1j)
+        climb = np.max(np.where(np.isnan(exponent.real), np.inf, exponent.real), axis=1, initial=-np.inf)
+    return values.imag * scale * np.cosh(t), climb
 
 
 def _integration_range(loss, eps, c, g2, alpha):
@@ -269,12 +276,15 @@ def _integration_range(loss, eps, c, g2, alpha):
 
 def _trapezoid(loss, eps, c, g2, alpha, top):
     """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
-    sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, converged)."""
+    sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, accepted):
+    rejected are unconverged rows and paths on which |e^{G(z) - G(c)}| climbs more than _MAX_CLIMB
+    above its saddle value (a bump near a singularity that only cancels in exact arithmetic)."""
     rows = np.arange(loss.batch)
-    ends = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
+    ends, climb = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
     n = _START_NODES
     h = top / n
-    inner = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    inner, climbed = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    climb = np.maximum(climb, climbed)
     total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
     ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
@@ -284,29 +294,35 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
             break
         sub = loss.take(todo)
         h = top[todo] / (2 * n)
-        mids = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        mids, climbed = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        climb[todo] = np.maximum(climb[todo], climbed)
         refined = 0.5 * total[todo] + h * mids.sum(axis=1)
         settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
         total[todo] = refined
-        done[todo[settled | ~np.isfinite(refined)]] = True
+        done[todo[settled | ~np.isfinite(refined) | (climb[todo] > _MAX_CLIMB)]] = True
         n *= 2
-    ok &= done & np.isfinite(total) & (total > 0)
+    ok &= done & np.isfinite(total) & (total > 0) & (climb <= _MAX_CLIMB)
     return total, ok
 
 
 def _adaptive(loss, eps, c, g2) -> float:
-    """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf)."""
+    """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf).
+    Warns when the quadrature's own error estimate exceeds 1e-9 of the result."""
     def on_line(y):
         return np.exp(loss.complex_exponent(np.array([[c[0] + 1j * y]]), c, eps)[0, 0]).real
 
     scale = 1.0 / np.sqrt(g2[0])
-    breaks = scale * np.array([0.0, 1.0, 3.0, 10.0, 30.0])
+    breaks = scale * np.array([0.0, 1.0, 3.0, 10.0, 30.0, np.inf])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            total = sum(integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=200)[0]
-                        for a, b in zip(breaks[:-1], breaks[1:]))
-            return total + integrate.quad(on_line, breaks[-1], np.inf, epsabs=0.0, epsrel=1e-12, limit=1000)[0]
+            pieces = [integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=1000)
+                      for a, b in zip(breaks[:-1], breaks[1:])]
+    total, error = sum(p[0] for p in pieces), sum(p[1] for p in pieces)
+    if not error <= 1e-9 * abs(total):
+        warnings.warn(f"delta at eps={eps[0]:.6g}: the fallback quadrature's error estimate is "
+                      f"{error / max(abs(total), 1e-300):.1e} relative", RuntimeWarning, stacklevel=3)
+    return total
 
 
 def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:

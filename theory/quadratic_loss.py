@@ -296,8 +296,9 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
         h = top[todo] / (2 * n)
         mids, climbed = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
         climb[todo] = np.maximum(climb[todo], climbed)
-        refined = 0.5 * total[todo] + h * mids.sum(axis=1)
-        settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
+        with np.errstate(invalid="ignore", over="ignore"):
+            refined = 0.5 * total[todo] + h * mids.sum(axis=1)
+            settled = np.isfinite(refined) & (np.abs(refined - total[todo]) <= _RTOL * np.abs(refined))
         total[todo] = refined
         done[todo[settled | ~np.isfinite(refined) | (climb[todo] > _MAX_CLIMB)]] = True
         n *= 2

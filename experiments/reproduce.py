@@ -26,6 +26,7 @@ REPRODUCTIONS = {
     "table-rp-utility": ("table_rp_utility", "004 Tables I and III: PDR and DPR of M_RP, M_RP^rel, Sheffet [15] and ISIT'18 [17]"),
     "table-ls-utility": ("table_ls_utility", "004 Tables II and IV: error of M_OLS, M_ALS, M_RP-LS, Gaussian LS, [15], [17]"),
     "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
+    "fig-rlc-spectrum": ("fig_rlc_spectrum", "004 Figs. 9-10: RLC and M_RLC theory vs estimate (Cancer), RLC theory on Flight (and Song)"),
     "fig-als-spectrum": ("fig_als_spectrum", "000 Fig. 3 / 004 Fig. 5: ALS asymptotic spectrum vs black-box estimate (Cancer, Flight-20000)"),
 }
 

@@ -45,7 +45,16 @@ class NoNoise:
         return 0.0
 
 
-class RPNoise:
+class _RowNormBound:
+    """Schemes calibrated on a row-norm bound C, whose default is the data's largest row norm."""
+
+    sigma = None
+
+    def _data_defaults(self, D: np.ndarray) -> dict:
+        return {"C": max_row_norm(D)} if self.C is None and self.sigma is None else {}
+
+
+class RPNoise(_RowNormBound):
     """M_RP (seed 004 Fig. 3, Thm 3; spec M6): sigma = C / sqrt(l*) (tight: C sqrt(1/l* - 1)),
     l* the leverage at which the RP spectrum reaches delta (`theory.rp_sigma`)."""
 
@@ -60,11 +69,8 @@ class RPNoise:
             return self.sigma
         return float(theory.rp_sigma(self.eps, self.delta, self.r, row_norm_bound(D, self.C), tight=self.tight))
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
-        return {"C": max_row_norm(D)} if self.C is None and self.sigma is None else {}
 
-
-class OLSNoise:
+class OLSNoise(_RowNormBound):
     """M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec M8): the smallest sigma with
     phi(C^2/sigma^2, C^2/sigma^2) <= delta (`theory.ols_sigma`)."""
 
@@ -80,11 +86,8 @@ class OLSNoise:
         p = D.shape[1] - 1
         return float(theory.ols_sigma(self.eps, self.delta, self.r, p, row_norm_bound(D, self.C)))
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
-        return {"C": max_row_norm(D)} if self.C is None and self.sigma is None else {}
 
-
-class SheffetNoise:
+class SheffetNoise(_RowNormBound):
     """Sheffet 2019 ("[15]"; spec M5 steps 1-2): c2 = sqrt(4 c1^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps),
     c1 the row-norm bound (`theory.sheffet_c2`)."""
 
@@ -95,9 +98,6 @@ class SheffetNoise:
 
     def noise_scale(self, D: np.ndarray) -> float:
         return float(theory.sheffet_c2(self.eps, self.delta, self.r, row_norm_bound(D, self.C)))
-
-    def _data_defaults(self, D: np.ndarray) -> dict:
-        return {"C": max_row_norm(D)} if self.C is None else {}
 
 
 class ISIT18Noise:
@@ -118,7 +118,6 @@ class RPRelativeNoise(RPNoise):
     """M_RP^rel (seed 004 Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "tight")}
-    sigma = None  # no explicit-sigma override: the decision is the point of the scheme
 
     def _noise_params(self, eps=None, delta=None, C=None, leverage=None, tight=False) -> dict:
         params = super()._noise_params(eps, delta, C, tight)
@@ -142,7 +141,6 @@ class OLSRelativeNoise(OLSNoise):
     under the monotonicity of phi, spec §5.6)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "residual")}
-    sigma = None
 
     def _noise_params(self, eps=None, delta=None, C=None, leverage=None, residual=None) -> dict:
         params = super()._noise_params(eps, delta, C)
@@ -163,5 +161,6 @@ class OLSRelativeNoise(OLSNoise):
         found = super()._data_defaults(D)
         if self.leverage is None or self.residual is None:
             leverages, residuals = leverage_residual(D)
-            found.update({"leverage": float(np.max(leverages)), "residual": float(np.max(residuals))})
+            found.update({"leverage": float(np.max(leverages))} if self.leverage is None else {})
+            found.update({"residual": float(np.max(residuals))} if self.residual is None else {})
         return found

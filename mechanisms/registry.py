@@ -7,14 +7,21 @@ import inspect
 from .als import ApproximateLeastSquares, ISIT18LeastSquares, NoisyALS, RelativeALS, RPLeastSquares, SheffetLeastSquares
 from .base import Mechanism
 from .gaussian import GaussianLS, GaussianMechanism
+from .isit18 import ISIT18AdditiveNoise, ISIT18Projection
+from .masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise
 from .ols import NoisyOLS, RelativeOLS
-from .rp import (ISIT18Projection, NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection,
-                 RelativeProjection, SheffetProjection)
+from .sketching import LTMGauss, LTMLaplace, LTMLocal, LTMLowRank, LTMRidge
+from .rp import (NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection, RelativeProjection,
+                 SheffetProjection)
 
 _CLASSES: tuple[type[Mechanism], ...] = (
     GaussianMechanism, GaussianLS, RandomProjection, RandomLinearCombination, ApproximateLeastSquares,
     SheffetLeastSquares, NoisyProjection, NoisyLinearCombination, NoisyOLS, NoisyALS, RPLeastSquares,
-    RelativeProjection, RelativeOLS, RelativeALS, ISIT18LeastSquares, SheffetProjection, ISIT18Projection,
+    RelativeProjection, RelativeOLS, RelativeALS, ISIT18LeastSquares, SheffetProjection,
+    # other schemes (seeds 001-003); isit18-rp (seed 001 itself) replaces rp.ISIT18Projection, whose
+    # (eps, delta) calibration it keeps as sigma_mode="data"
+    ISIT18AdditiveNoise, ISIT18Projection, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, MaskBlocks,
+    LTMGauss, LTMLaplace, LTMLowRank, LTMRidge, LTMLocal,
 )
 _REGISTRY: dict[str, type[Mechanism]] = {cls.name: cls for cls in _CLASSES}
 

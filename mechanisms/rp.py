@@ -14,7 +14,7 @@ import numpy as np
 import theory
 
 from .base import Mechanism
-from .calibration import ISIT18Noise, NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
+from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
 from .neighbors import max_leverage_row, row_pair
 from .sketch import gaussian_sketch
@@ -42,7 +42,7 @@ class _Projection(Mechanism):
     def _fast(self, D):
         R = triangular_factor(D, self.noise_scale(D))
         r, d = self.r, D.shape[1]
-        return (lambda k, rng: (rng.standard_normal((k * r, d)) @ R).reshape(k, r, d)), (r, d), r * d
+        return (lambda k, rng: rng.standard_normal((k, r, d)) @ R), (r, d), r * d
 
     def _literal(self, D):
         sigma = self.noise_scale(D)
@@ -126,11 +126,3 @@ class SheffetProjection(SheffetNoise, _Projection):
     def __init__(self, r, eps, delta, C=None):
         self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C)})
 
-
-class ISIT18Projection(ISIT18Noise, _Projection):
-    name = "isit18-rp"
-    summary = "M12's sketch alone: Pi D + sigma N, Showkatbakhsh et al. ISIT'18 ('[17]' in seed 004 Table III)"
-    param_docs = {**_R_DOC, **ISIT18Noise.noise_docs}
-
-    def __init__(self, r, eps, delta):
-        self._set({"r": as_int("r", r), **self._noise_params(eps, delta)})

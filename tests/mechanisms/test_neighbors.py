@@ -111,3 +111,5 @@ def test_fixed_for_pins_the_data_dependent_defaults(data):
     gls = mechanisms.get("gaussian-ls", eps=1.0, delta=1e-3).fixed_for(data)
     assert gls.noise_scale(other) == gls.noise_scale(data)
     assert mechanisms.get("rp", r=5).fixed_for(data) == mechanisms.get("rp", r=5)
+    partial = mechanisms.get("m-ols-rel", r=40, eps=1.0, delta=1e-3, leverage=0.5).fixed_for(data)
+    assert partial.leverage == 0.5 and partial.residual == pytest.approx(res.max())

@@ -13,6 +13,7 @@ import mechanisms
 from experiments.datasets import synthetic
 
 from .checks import moments_match, same_distribution
+from .test_other_schemes_samplers import CASES as OTHER_CASES
 
 N = 20_000
 DELTA = 1e-3
@@ -31,7 +32,7 @@ CASES = [
     ("m-rp-rel", dict(r=5, eps=1.0, delta=DELTA)),
     ("m-rp-rel", dict(r=5, eps=1.0, delta=DELTA, leverage=0.0)),
     ("sheffet-rp", dict(r=5, eps=1.0, delta=DELTA)),
-    ("isit18-rp", dict(r=5, eps=1.0, delta=DELTA)),
+    ("isit18-rp", dict(r=5, eps=1.0, delta=DELTA, sigma_mode="data")),
     ("als", dict(r=20)),
     ("rp-ls", dict(r=20, eps=1.0, delta=DELTA)),
     ("m-als", dict(r=20, eps=1.0, delta=DELTA)),
@@ -59,7 +60,7 @@ def _views(mech, samples):
 
 
 def test_every_registered_scheme_is_covered():
-    assert {name for name, _ in CASES} == set(mechanisms.names())
+    assert {name for name, _ in CASES} | {name for name, *_ in OTHER_CASES} == set(mechanisms.names())
 
 
 @pytest.mark.parametrize(("name", "params"), CASES, ids=IDS)

@@ -1,0 +1,393 @@
+"""Seed 003 (Ding, Wu, Miao, Chen): random orthogonal matrix masking plus Gaussian noise, spec
+other-schemes §3.
+
+    mask-a:   Y = X + C                 (eq. 3; C i.i.d. N(0, sigma^2))
+    mask-b:   Y = A (X + C)             (eq. 4; A ~ Haar(O(n)), secret, fresh per release)
+    mask-c:   Y = A X + C               (eq. 15; same law as mask-b, Lemma A.4)
+    mask-blk: Y = diag(A_1..A_k)(X + C) (Sec. 4; independent Haar blocks, n_s = min n_b > p)
+
+Neighbours: one row replaced, ||x_i - x'_i||_2 <= 1, entries |x_ij| <= 1 (Def. 2.1, eq. 6).
+
+Fast exact sampler (spec §3.2): for Z = Q_Z R_Z (thin QR) and A Haar, A Q_Z is Haar on the Stiefel
+manifold, so A Z has the law of V R_Z with V the sign-corrected Q factor of an n x p Gaussian:
+O(n p^2) per release instead of O(n^3). The literal samplers draw A with scipy.stats.ortho_group.
+
+Output law: (A) is exactly Gaussian (`NoisyRelease`). For (B)/(C) the likelihood ratio of Y equals
+that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (spec §3.4), so
+`features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal of that feature,
+labelled exact=False. For p = 1 and for "aligned" pairs the exact spectrum is that of two
+noncentral chi-square laws (`chi2_pair_delta`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize, special, stats
+
+import theory
+
+from .base import Mechanism
+from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
+from .validation import as_choice, as_data, as_int, as_positive, as_probability, optional
+
+
+# -- calibrations (seed 003 Thm 3.2, Cor. 3.3, Thm 3.4, Cor. 3.5) ------------------------------
+def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
+    """Scheme (A) for condition (5): necessary sigma >= g/eps, sufficient sigma >= (g/eps)(1 + 1/(2 g^2)),
+    g = Phi^{-1}(1 - delta) (Thm 3.2; a calibration of P[L > eps] <= delta, not of (eps, delta)-DP)."""
+    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
+    g = float(stats.norm.isf(delta))
+    kind = as_choice("kind", kind, ("necessary", "sufficient"))
+    return g / eps if kind == "necessary" else (g / eps) * (1.0 + 1.0 / (2.0 * g**2))
+
+
+def thm34_gap(sigma, eps, delta, n, p):
+    """g(sigma) = (2 sqrt(p) + 1) / (2 (n - p)) chi2_{2(n-p), lambda = p/sigma^2}.isf(delta) + sqrt(p) - sigma^2 eps
+    (Thm 3.4; noncentrality = sum of squared means, spec §3.6 item 1)."""
+    sigma = np.asarray(sigma, dtype=float)
+    quantile = stats.ncx2.isf(delta, 2 * (n - p), p / sigma**2)
+    return (2.0 * np.sqrt(p) + 1.0) / (2.0 * (n - p)) * quantile + np.sqrt(p) - sigma**2 * eps
+
+
+def thm34_sigma(eps, delta, n, p) -> float:
+    """sigma_0 = the largest root of `thm34_gap` (Thm 3.4, schemes (B)/(C); n -> n_s for blocks):
+    scan a log grid for the last sign change, then Brent's method (spec §3.2)."""
+    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
+    n, p = as_int("n", n), as_int("p", p)
+    if n <= p:
+        raise ValueError(f"Thm 3.4 needs n > p, got n={n}, p={p}")
+    grid = np.geomspace(1e-3, 1e3, 601) * np.sqrt(np.sqrt(p) / eps)
+    values = thm34_gap(grid, eps, delta, n, p)
+    change = np.flatnonzero((values[:-1] > 0) & (values[1:] <= 0))
+    if change.size == 0:
+        raise ValueError("no sign change of Thm 3.4's g(sigma) on the search grid")
+    k = change[-1]
+    return float(optimize.brentq(thm34_gap, grid[k], grid[k + 1], args=(eps, delta, n, p), xtol=1e-12, rtol=1e-12))
+
+
+def cor35_sigma(eps, delta, n, p) -> float:
+    """Explicit sufficient sigma = sqrt((2n - p + ln(1/delta)) / (2(n - p))) 3 p^{1/4} / sqrt(eps) (Cor. 3.5, eq. 14)."""
+    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
+    return float(np.sqrt((2 * n - p + np.log(1.0 / delta)) / (2.0 * (n - p))) * 3.0 * p**0.25 / np.sqrt(eps))
+
+
+# -- Haar sampling --------------------------------------------------------------------------------
+def _upper_factor(gram: np.ndarray) -> np.ndarray:
+    """Upper-triangular R with R^T R = gram (batched Cholesky), the R of a QR with positive diagonal."""
+    return np.swapaxes(np.linalg.cholesky(gram), -1, -2)
+
+
+def haar_stiefel(k: int, n: int, p: int, rng: np.random.Generator) -> np.ndarray:
+    """k Haar-distributed n x p matrices with orthonormal columns, shape (k, n, p): G R^{-1} for a
+    Gaussian G = Q R with diag R > 0, i.e. the sign-corrected Q factor (Mezzadri 2007), with R from
+    the Cholesky factor of G^T G (matrix products only: O(n p^2) each)."""
+    G = rng.standard_normal((k, n, p))
+    R = _upper_factor(np.swapaxes(G, 1, 2) @ G)
+    return G @ np.linalg.inv(R)
+
+
+def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A Z for k matrices Z (k, n, p) of rank p and independent Haar A (n x n), exactly in law, as
+    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (spec §3.2); R_Z^T R_Z = Z^T Z."""
+    R = _upper_factor(np.swapaxes(Z, 1, 2) @ Z)
+    return haar_stiefel(Z.shape[0], Z.shape[1], Z.shape[2], rng) @ R
+
+
+def vech_gram(samples) -> np.ndarray:
+    """Upper triangle (with diagonal) of Y^T Y per sample (n_samples, p(p+1)/2)."""
+    samples = np.asarray(samples, dtype=float)
+    gram = np.einsum("sni,snj->sij", samples, samples)
+    rows, cols = np.triu_indices(samples.shape[-1])
+    return gram[:, rows, cols]
+
+
+def wishart_clt(G: np.ndarray, n: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of vech(W), W ~ W_p(n, sigma^2 I; G / sigma^2), G = X^T X (spec §3.4):
+    E W = G + n sigma^2 I, Cov(W_jk, W_lm) = n sigma^4 (d_jl d_km + d_jm d_kl)
+    + sigma^2 (G_jl d_km + G_jm d_kl + G_kl d_jm + G_km d_jl)."""
+    p = G.shape[0]
+    I = np.eye(p)
+    rows, cols = np.triu_indices(p)
+    j, k = rows[:, None], cols[:, None]
+    l, m = rows[None, :], cols[None, :]
+    cov = (n * sigma**4 * (I[j, l] * I[k, m] + I[j, m] * I[k, l])
+           + sigma**2 * (G[j, l] * I[k, m] + G[j, m] * I[k, l] + G[k, l] * I[j, m] + G[k, m] * I[j, l]))
+    return (G + n * sigma**2 * I)[rows, cols], cov
+
+
+def gram_error(X, Y, sigma) -> np.ndarray:
+    """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (spec §3.5,
+    our suggestion; seed 003 has no experiments). Y: (n, p) or (k, n, p)."""
+    X = as_data(X)
+    Y = np.asarray(Y, dtype=float)
+    single = Y.ndim == 2
+    Y = Y[None] if single else Y
+    G = X.T @ X
+    err = np.linalg.norm(np.einsum("sni,snj->sij", Y, Y) - X.shape[0] * sigma**2 * np.eye(X.shape[1]) - G, axis=(1, 2))
+    err = err / np.linalg.norm(G)
+    return float(err[0]) if single else err
+
+
+def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate worst pair for (B)/(C) (spec §3.4): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
+    in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
+    D = np.zeros((as_int("n", n), as_int("p", p)))
+    D_prime = D.copy()
+    D[0] = 1.0 - 1.0 / np.sqrt(p)
+    D_prime[0] = 1.0
+    return D, D_prime
+
+
+def _check_bounded(D: np.ndarray) -> np.ndarray:
+    if np.max(np.abs(D), initial=0.0) > 1.0 + 1e-12:
+        raise ValueError("seed 003's schemes need every entry in [-1, 1] (eq. 6); rescale the data")
+    return D
+
+
+_CAL_DOCS = {
+    "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
+    "eps": "target eps of condition (5) (> 0)",
+    "delta": "target delta in (0, 1)",
+}
+
+
+class MaskNoiseOnly(NoisyRelease):
+    name = "mask-a"
+    neighbor = "replace"
+    summary = "Seed 003 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
+    param_docs = {**_CAL_DOCS,
+                  "calibration": "'thm3.2-sufficient' (default, P3-(5)-calibration), 'thm3.2-necessary' or "
+                                 "'analytic' (exact (eps, delta)-DP Gaussian with sensitivity 1)",
+                  "focus": FOCUS_DOC}
+
+    def __init__(self, sigma=None, eps=None, delta=None, calibration="thm3.2-sufficient", focus=None):
+        if sigma is None and (eps is None or delta is None):
+            raise ValueError("mask-a needs sigma, or eps and delta")
+        params = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+                  "delta": optional(as_probability, "delta", delta),
+                  "calibration": as_choice("calibration", calibration, ("thm3.2-sufficient", "thm3.2-necessary", "analytic")),
+                  "focus": as_focus(focus)}
+        if params["sigma"] is not None:
+            noise = params["sigma"]
+        elif calibration == "analytic":
+            noise = float(theory.gaussian_sigma(params["eps"], params["delta"], 1.0))
+        else:
+            noise = thm32_sigma(params["eps"], params["delta"], calibration.split("-")[1])
+        self._set(params, _noise=noise)
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        return self._noise
+
+    def _check_data(self, D) -> np.ndarray:
+        return _check_bounded(as_data(D))
+
+    def worst_neighbor(self, D, relation=None):
+        """replace: every change with ||Delta|| = 1 is equally bad (mu = 1/sigma); we move x_00 by 1
+        towards the other side of 0 (stays in [-1, 1])."""
+        relation = self._relation(relation)
+        if relation != "replace":
+            return None
+        D = self._check_data(D)
+        out = D.copy()
+        out[0, 0] = D[0, 0] - (1.0 if D[0, 0] > 0 else -1.0)
+        return 0, out
+
+
+class _Masked(Mechanism):
+    """Shared parts of (B), (C) and blocks: calibration, data checks, Gram features, CLT law."""
+
+    neighbor = "replace"
+
+    def _calibration_params(self, sigma, eps, delta) -> dict:
+        if sigma is None and (eps is None or delta is None):
+            raise ValueError(f"{self.name} needs sigma, or eps and delta (Thm 3.4)")
+        return {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+                "delta": optional(as_probability, "delta", delta)}
+
+    def _blocks(self, n: int) -> list[slice]:
+        return [slice(0, n)]
+
+    def _check_data(self, D) -> np.ndarray:
+        D = _check_bounded(as_data(D))
+        smallest = min(b.stop - b.start for b in self._blocks(D.shape[0]))
+        if smallest <= D.shape[1]:
+            raise ValueError(f"{self.name} needs more rows per mask ({smallest}) than columns p = {D.shape[1]}")
+        return D
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        """sigma_0 of Thm 3.4 with n = the smallest mask size (n_s for blocks)."""
+        if self.sigma is not None:
+            return self.sigma
+        smallest = min(b.stop - b.start for b in self._blocks(D.shape[0]))
+        return thm34_sigma(self.eps, self.delta, smallest, D.shape[1])
+
+    def output_shape(self, D) -> tuple:
+        return as_data(D).shape
+
+    def features(self, samples) -> np.ndarray:
+        """vech(Y_b^T Y_b) of each masked block (sufficient, spec §3.5); one block for (B)/(C)."""
+        samples = np.asarray(samples, dtype=float)
+        return np.concatenate([vech_gram(samples[:, b]) for b in self._blocks(samples.shape[1])], axis=1)
+
+    def output_law(self, D):
+        """Asymptotic (Wishart CLT, exact=False) normal law of `features`, block-diagonal over blocks."""
+        D = self._check_data(D)
+        sigma = self.noise_scale(D)
+        parts = [wishart_clt(D[b].T @ D[b], b.stop - b.start, sigma) for b in self._blocks(D.shape[0])]
+        mean = np.concatenate([m for m, _ in parts])
+        cov = np.zeros((mean.size, mean.size))
+        start = 0
+        for _, c in parts:
+            cov[start:start + c.shape[0], start:start + c.shape[0]] = c
+            start += c.shape[0]
+        return theory.GaussianLaw(mean, cov, copies=1, exact=False)
+
+    def worst_neighbor(self, D, relation=None):
+        """replace (a heuristic, spec §3.5): in the smallest block, the row of smallest norm moved
+        radially outwards by up to 1 inside [-1, 1]^p (x = 0 moves along 1_p / sqrt(p)): this maximises
+        the change of its squared norm, the noncentrality that drives the p = 1 and aligned cases."""
+        relation = self._relation(relation)
+        if relation != "replace":
+            return None
+        D = self._check_data(D)
+        blocks = self._blocks(D.shape[0])
+        block = min(blocks, key=lambda b: b.stop - b.start)
+        norms = np.linalg.norm(D[block], axis=1)
+        i = block.start + int(np.argmin(norms))
+        x = D[i]
+        v = x / np.linalg.norm(x) if np.linalg.norm(x) > 0 else np.ones(D.shape[1]) / np.sqrt(D.shape[1])
+        with np.errstate(divide="ignore"):
+            room = np.where(np.abs(v) > 0, (1.0 - np.abs(x)) / np.abs(v), np.inf)
+        step = min(1.0, float(np.min(room)))
+        out = D.copy()
+        out[i] = x + step * v
+        return i, out
+
+
+class MaskNoiseThenRotate(_Masked):
+    name = "mask-b"
+    summary = "Seed 003 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
+    param_docs = dict(_CAL_DOCS)
+
+    def __init__(self, sigma=None, eps=None, delta=None):
+        self._set(self._calibration_params(sigma, eps, delta))
+
+    def _fast(self, D):
+        sigma = self.noise_scale(D)
+        return (lambda k, rng: masked(D + sigma * rng.standard_normal((k, *D.shape)), rng)), D.shape, 2 * D.size
+
+    def _literal(self, D):
+        sigma, n = self.noise_scale(D), D.shape[0]
+
+        def draw(k, rng):
+            return np.stack([stats.ortho_group.rvs(n, random_state=rng) @ (D + sigma * rng.standard_normal(D.shape))
+                             for _ in range(k)])
+
+        return draw, D.shape, n * n
+
+
+class MaskRotateThenNoise(_Masked):
+    name = "mask-c"
+    summary = "Seed 003 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
+    param_docs = dict(_CAL_DOCS)
+
+    def __init__(self, sigma=None, eps=None, delta=None):
+        self._set(self._calibration_params(sigma, eps, delta))
+
+    def _fast(self, D):
+        sigma = self.noise_scale(D)
+        R = np.linalg.qr(D, mode="r")
+        n, p = D.shape
+        # Householder QR: Q (n x p) has orthonormal columns even for rank-deficient X, so A Q is Haar
+
+        def draw(k, rng):
+            V = haar_stiefel(k, n, p, rng)
+            return V @ R + sigma * rng.standard_normal((k, n, p))
+
+        return draw, D.shape, 2 * D.size
+
+    def _literal(self, D):
+        sigma, n = self.noise_scale(D), D.shape[0]
+
+        def draw(k, rng):
+            return np.stack([stats.ortho_group.rvs(n, random_state=rng) @ D + sigma * rng.standard_normal(D.shape)
+                             for _ in range(k)])
+
+        return draw, D.shape, n * n
+
+
+def as_blocks(value):
+    """An int k (k nearly equal blocks) or a tuple of block sizes (also "30,40" from the CLI)."""
+    if isinstance(value, str):
+        value = tuple(int(v) for v in value.split(",") if v.strip())
+        value = value[0] if len(value) == 1 else value
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return tuple(as_int("block size", v) for v in value)
+    return as_int("blocks", value)
+
+
+class MaskBlocks(_Masked):
+    name = "mask-blk"
+    summary = "Seed 003 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
+    param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
+
+    def __init__(self, blocks, sigma=None, eps=None, delta=None):
+        self._set({"blocks": as_blocks(blocks), **self._calibration_params(sigma, eps, delta)})
+
+    def _blocks(self, n: int) -> list[slice]:
+        sizes = self.blocks if isinstance(self.blocks, tuple) else [len(a) for a in np.array_split(np.arange(n), self.blocks)]
+        if sum(sizes) != n:
+            raise ValueError(f"the block sizes {tuple(sizes)} must add up to the number of rows n = {n}")
+        edges = np.concatenate([[0], np.cumsum(sizes)])
+        return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+    def _fast(self, D):
+        sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])
+
+        def draw(k, rng):
+            Z = D + sigma * rng.standard_normal((k, *D.shape))
+            return np.concatenate([masked(Z[:, b], rng) for b in blocks], axis=1)
+
+        return draw, D.shape, 2 * D.size
+
+    def _literal(self, D):
+        sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])
+
+        def draw(k, rng):
+            out = np.empty((k, *D.shape))
+            for s in range(k):
+                A = np.zeros((D.shape[0], D.shape[0]))
+                for b in blocks:
+                    A[b, b] = stats.ortho_group.rvs(b.stop - b.start, random_state=rng)
+                out[s] = A @ (D + sigma * rng.standard_normal(D.shape))
+            return out
+
+        return draw, D.shape, D.shape[0] ** 2
+
+
+# -- exact 1-D spectra of (B)/(C) (spec §3.4) -----------------------------------------------------
+def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
+    """ln of the noncentral chi-square density as the Poisson mixture
+    logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf fails at large df, spec §3.4)."""
+    w = np.asarray(w, dtype=float)
+    if nc == 0:
+        return stats.chi2.logpdf(w, df)
+    half = nc / 2.0
+    spread = 12.0 * np.sqrt(half) + 12.0
+    j = np.arange(max(0, int(half - spread)), int(half + spread) + 1)
+    terms = stats.poisson.logpmf(j, half)[:, None] + stats.chi2.logpdf(w.reshape(-1)[None, :], df + 2 * j[:, None])
+    return special.logsumexp(terms, axis=0).reshape(w.shape)
+
+
+def chi2_pair_delta(eps, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
+    """delta_{P||Q}(eps) = int (p - e^eps q)_+ for P = chi2_n(nc_p), Q = chi2_n(nc_q): the exact
+    spectrum of (B)/(C) for p = 1 (nc = ||x||^2 / sigma^2) and for aligned pairs (nc = a^2 / sigma^2,
+    the statistic ||Y v||^2 / sigma^2 being sufficient; spec §3.4). Trapezoid rule on +-12 sd of both laws."""
+    eps = np.atleast_1d(np.asarray(eps, dtype=float))
+    lo = min(n + nc_p, n + nc_q) - 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
+    hi = max(n + nc_p, n + nc_q) + 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
+    w = np.linspace(max(lo, 1e-12), hi, points)
+    log_p, log_q = ncx2_logpdf(w, n, nc_p), ncx2_logpdf(w, n, nc_q)
+    p = np.exp(log_p)
+    gain = -np.expm1(np.minimum(eps[:, None] - (log_p - log_q)[None, :], 0.0))
+    return np.trapezoid(p[None, :] * gain, w, axis=1)

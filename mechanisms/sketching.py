@@ -1,0 +1,491 @@
+"""Seed 002 (Burkhardt, Keller, Orlandi, Schwegelshohn): noisy secure sketches in the
+linear-transformation model (LTM), spec other-schemes §2.
+
+Clients i = 1..n hold rows a_i with |a_ij| <= eta; neighbours replace one row (`replace`). A public
+sketch S (m x n), fixed by `sketch_seed` and shared by D and D', is applied to the clients' noisy
+shares by secure computation; the analyst sees only the result:
+
+* `ltm-gauss` (Thm 3.4, eqs. 2-4): S ~ D^sketch_{m,n,s} (s signed nonzeros per column),
+  A~ = (1/sqrt s) sum_l S_l (A + G_l), G_l i.i.d. N(0, sigma^2) with sigma^2 of eq. 4 as printed.
+* `ltm-laplace` (Thm 3.5): dense Rademacher S (s = m, exactly n/m clients per row of each S_l),
+  client noise Gamma(1/(n/m - t'), b) - Gamma(1/(n/m - t'), b), b = 2 eta m^2 d / eps as printed.
+* `ltm-lra` / `ltm-ridge`: the analyses A_k (top-k right singular vectors) and A_lambda (ridge on the
+  jointly sketched [A, b]) run on either sketch.
+* `ltm-local`: the local-model baseline, every client releases a_i + g_i.
+
+Exact law of `ltm-gauss` given S (spec §2.5): the m d entries are independent, mean S A, entry (k, j)
+of variance sigma^2 T_k / s with T_k the number of nonzeros in row k of S. A replaced row i is a pure
+mean shift: the Gaussian mechanism with mu^2 = (||Delta||^2 / sigma^2) sum_{k in rows(i)} 1 / T_k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse, stats
+
+import theory
+
+from .base import Mechanism
+from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
+from .validation import as_bool, as_choice, as_data, as_int, as_positive, as_probability, optional
+
+
+# -- public sketches ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sketch:
+    """S = (1/sqrt s) sum_l S_l: column i of S_l has the single nonzero signs[i, l] in row rows[i, l]."""
+
+    rows: np.ndarray     # (n, s) int
+    signs: np.ndarray    # (n, s) +-1
+    m: int
+
+    @property
+    def s(self) -> int:
+        return self.rows.shape[1]
+
+    @property
+    def n(self) -> int:
+        return self.rows.shape[0]
+
+    def piece(self, l: int) -> sparse.csr_matrix:
+        """S_l as a sparse m x n matrix."""
+        return sparse.csr_matrix((self.signs[:, l], (self.rows[:, l], np.arange(self.n))), shape=(self.m, self.n))
+
+    def matrix(self) -> sparse.csr_matrix:
+        """S = (1/sqrt s) sum_l S_l."""
+        return sum(self.piece(l) for l in range(self.s)) / np.sqrt(self.s)
+
+    def counts(self) -> np.ndarray:
+        """T_k = #{(i, l): rows[i, l] = k}, the nonzeros in row k of S (for s = 1 the bucket sizes)."""
+        return np.bincount(self.rows.reshape(-1), minlength=self.m).astype(float)
+
+    def row_weight(self) -> np.ndarray:
+        """sum_{k in rows(i)} 1 / T_k for every client i (spec §2.5, §2.8)."""
+        return np.sum(1.0 / self.counts()[self.rows], axis=1)
+
+
+def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
+    """D^sketch_{m,n,s} (seed 002 Def. 2.1): per column s distinct uniform rows with fair signs."""
+    if s > m:
+        raise ValueError(f"the sparsity s={s} cannot exceed the sketch size m={m}")
+    rng = np.random.default_rng(seed)
+    rows = np.argsort(rng.random((n, m)), axis=1)[:, :s] if s > 1 else rng.integers(0, m, size=(n, 1))
+    return Sketch(rows=rows, signs=rng.choice([-1.0, 1.0], size=(n, s)), m=m)
+
+
+def dense_sketch(m: int, n: int, seed) -> Sketch:
+    """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row (spec §2.2): a
+    random partition into m groups; client i of group g sends piece l to row (l + g) mod m."""
+    if n % m:
+        raise ValueError(f"the dense sketch needs m | n (n/m clients per row), got n={n}, m={m}")
+    rng = np.random.default_rng(seed)
+    group = rng.permutation(n) % m
+    rows = (np.arange(m)[None, :] + group[:, None]) % m
+    signs = rng.choice([-1.0, 1.0], size=(n,))[:, None] * np.ones((1, m))
+    return Sketch(rows=rows, signs=signs, m=m)
+
+
+# -- calibrations -------------------------------------------------------------------------------
+def min_clients(m, d, delta, s=1, t_prime=0) -> float:
+    """8 m ln(d m / delta) + s + t': with n at or below it eq. 4 is undefined and every client
+    outputs 0 (spec §2.9 item 2, from the proof of Thm 3.4)."""
+    return float(8 * m * np.log(d * m / delta) + s + t_prime)
+
+
+def eq4_variance(eps, delta, eta, m, s, n, d, t_prime=0, rule="paper_eq4") -> float:
+    """sigma^2 = 4 s^3 eta^2 ln(1.25 s / (delta/d - m e^{-(n-s-t')/(8m)})) m d^2 / (eps^2 (n - s - t'))
+    (seed 002 eq. 4 as printed); rule "consistent_2eta" multiplies it by 4 (Delta_2 = 2 eta sqrt s, spec §2.9)."""
+    honest = n - s - t_prime
+    slack = delta / d - m * np.exp(-honest / (8.0 * m))
+    if honest <= 0 or slack <= 0:
+        raise ValueError(f"eq. 4 is undefined for n={n} <= 8 m ln(dm/delta) + s + t' = {min_clients(m, d, delta, s, t_prime):.1f}")
+    variance = 4.0 * s**3 * eta**2 * np.log(1.25 * s / slack) * m * d**2 / (eps**2 * honest)
+    return float(variance * (4.0 if rule == "consistent_2eta" else 1.0))
+
+
+def laplace_scale(eps, eta, m, d, scale="theorem") -> float:
+    """b = 2 eta m^2 d / eps (Thm 3.5 / Cor. D.5 as printed) or 1/eps ("experiment": Lap(0, 1/eps) per
+    piece, seed 002 Sec. 5; spec §2.9 item 7)."""
+    return float(2.0 * eta * m**2 * d / eps) if scale == "theorem" else float(1.0 / eps)
+
+
+def local_variance(eps, delta, eta, d) -> float:
+    """Textbook local Gaussian mechanism: 2 (2 eta sqrt d)^2 ln(1.25/delta) / eps^2 (spec §2.9 item 6)."""
+    return float(2.0 * (2.0 * eta * np.sqrt(d)) ** 2 * np.log(1.25 / delta) / eps**2)
+
+
+def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
+    if np.max(np.abs(D), initial=0.0) > eta * (1 + 1e-12):
+        raise ValueError(f"seed 002 needs every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
+    return D
+
+
+def _extreme_row(row: np.ndarray, eta: float) -> np.ndarray:
+    """The admissible replacement farthest from `row`: -eta sign(row) entrywise (+eta at 0)."""
+    return np.where(row > 0, -eta, eta)
+
+
+_COMMON_DOCS = {
+    "m": "sketch size (rows of S)",
+    "eps": "target epsilon (> 0)",
+    "eta": "bound on every entry |a_ij| <= eta (> 0)",
+    "sketch_seed": "seed of the public sketch S, shared by D and D' (default 0)",
+    "t_prime": "number of corrupt clients t' (default 0)",
+}
+
+
+class LTMGauss(Mechanism):
+    name = "ltm-gauss"
+    neighbor = "replace"
+    summary = "Seed 002 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
+    param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
+                  "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
+                  "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
+                  "sigma": "explicit client noise standard deviation; overrides the calibration",
+                  "enforce_min_n": "release 0 when n <= 8 m ln(dm/delta) + s + t' (default true)"}
+
+    def __init__(self, m, eps=None, delta=None, eta=1.0, s=1, sketch_seed=0, t_prime=0, sigma_rule="paper_eq4",
+                 p=1.0, sigma=None, enforce_min_n=True):
+        if sigma is None and (eps is None or delta is None):
+            raise ValueError("ltm-gauss needs eps and delta (or sigma)")
+        self._set({"m": as_int("m", m), "eps": optional(as_positive, "eps", eps),
+                   "delta": optional(as_probability, "delta", delta), "eta": as_positive("eta", eta),
+                   "s": as_int("s", s), "sketch_seed": as_int("sketch_seed", sketch_seed, minimum=0),
+                   "t_prime": as_int("t_prime", t_prime, minimum=0),
+                   "sigma_rule": as_choice("sigma_rule", sigma_rule, ("paper_eq4", "consistent_2eta")),
+                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": optional(as_positive, "sigma", sigma),
+                   "enforce_min_n": as_bool("enforce_min_n", enforce_min_n)})
+
+    def sketch(self, n: int) -> Sketch:
+        return osnap_sketch(self.m, n, self.s, self.sketch_seed)
+
+    def silent(self, D: np.ndarray) -> bool:
+        """True when the zero-output rule applies (eq. 2 / proof of Thm 3.4)."""
+        if not self.enforce_min_n or self.delta is None:
+            return False
+        return D.shape[0] <= min_clients(self.m, D.shape[1], self.delta, self.s, self.t_prime)
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        if self.sigma is not None:
+            return self.sigma
+        n, d = D.shape
+        variance = eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d, self.t_prime, self.sigma_rule)
+        return float(np.sqrt(variance * float(n) ** (1.0 - self.p)))
+
+    def _check_data(self, D) -> np.ndarray:
+        return _check_eta(as_data(D), self.eta)
+
+    def output_shape(self, D) -> tuple:
+        return (self.m, as_data(D).shape[1])
+
+    def _fast(self, D):
+        shape = (self.m, D.shape[1])
+        if self.silent(D):
+            return (lambda k, rng: np.zeros((k, *shape))), shape, 1
+        S = self.sketch(D.shape[0])
+        mean = S.matrix() @ D
+        scale = self.noise_scale(D) * np.sqrt(S.counts() / S.s)[:, None]
+        return (lambda k, rng: mean + scale * rng.standard_normal((k, *shape))), shape, D.size // D.shape[0] * self.m
+
+    def _literal(self, D):
+        """Alg. 1: every client adds s fresh noise vectors; the servers sum (1/sqrt s) sum_l S_l (A + G_l)."""
+        shape = (self.m, D.shape[1])
+        if self.silent(D):
+            return (lambda k, rng: np.zeros((k, *shape))), shape, 1
+        S = self.sketch(D.shape[0])
+        pieces = [S.piece(l) for l in range(S.s)]
+        sigma = self.noise_scale(D)
+
+        def draw(k, rng):
+            out = np.empty((k, *shape))
+            for t in range(k):
+                out[t] = sum(P @ (D + sigma * rng.standard_normal(D.shape)) for P in pieces) / np.sqrt(S.s)
+            return out
+
+        return draw, shape, D.size * S.s
+
+    def output_law(self, D):
+        """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (spec §2.5)."""
+        D = self._check_data(D)
+        if self.silent(D):
+            size = self.m * D.shape[1]
+            return theory.GaussianLaw(np.zeros(size), np.zeros((size, size)), copies=1, exact=True)
+        S = self.sketch(D.shape[0])
+        variance = np.repeat(self.noise_scale(D) ** 2 * S.counts() / S.s, D.shape[1])
+        return theory.GaussianLaw((S.matrix() @ D).reshape(-1), np.diag(variance), copies=1, exact=True)
+
+    def mu(self, D, i: int, new_row) -> float:
+        """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (spec §2.5)."""
+        D = self._check_data(D)
+        delta = D[i] - np.asarray(new_row, dtype=float)
+        return float(np.linalg.norm(delta) * np.sqrt(self.sketch(D.shape[0]).row_weight()[i]) / self.noise_scale(D))
+
+    def worst_neighbor(self, D, relation=None):
+        """replace: the client i* maximising sum_{k in rows(i)} 1/T_k (the smallest bucket for s = 1),
+        its row replaced by -eta sign(a_i*) (spec §2.8; set a_i* = eta 1 for the global worst pair)."""
+        relation = self._relation(relation)
+        if relation != "replace":
+            return None
+        D = self._check_data(D)
+        i = int(np.argmax(self.sketch(D.shape[0]).row_weight()))
+        out = D.copy()
+        out[i] = _extreme_row(D[i], self.eta)
+        return i, out
+
+
+class LTMLaplace(Mechanism):
+    name = "ltm-laplace"
+    neighbor = "replace"
+    summary = "Seed 002 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
+    param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
+                  "b": "explicit Laplace scale; overrides the calibration"}
+
+    def __init__(self, m, eps=None, eta=1.0, sketch_seed=0, t_prime=0, scale="theorem", b=None):
+        if b is None and eps is None:
+            raise ValueError("ltm-laplace needs eps (or b)")
+        self._set({"m": as_int("m", m), "eps": optional(as_positive, "eps", eps), "eta": as_positive("eta", eta),
+                   "sketch_seed": as_int("sketch_seed", sketch_seed, minimum=0),
+                   "t_prime": as_int("t_prime", t_prime, minimum=0),
+                   "scale": as_choice("scale", scale, ("theorem", "experiment")), "b": optional(as_positive, "b", b)})
+
+    def sketch(self, n: int) -> Sketch:
+        return dense_sketch(self.m, n, self.sketch_seed)
+
+    def laplace_b(self, D: np.ndarray) -> float:
+        return self.b if self.b is not None else laplace_scale(self.eps, self.eta, self.m, D.shape[1], self.scale)
+
+    def _shape(self, n: int) -> float:
+        per_row = n // self.m
+        if per_row - self.t_prime <= 0:
+            raise ValueError(f"t'={self.t_prime} must be below n/m = {per_row}")
+        return 1.0 / (per_row - self.t_prime)
+
+    def _check_data(self, D) -> np.ndarray:
+        D = _check_eta(as_data(D), self.eta)
+        self.sketch(D.shape[0])
+        return D
+
+    def output_shape(self, D) -> tuple:
+        return (self.m, as_data(D).shape[1])
+
+    def _fast(self, D):
+        """Each S_l row sums n/m client Gamma differences: by Gamma additivity one difference of
+        Gamma(n/m * shape, b) variables per (piece, row, column) (a Laplace(b) when t' = 0)."""
+        n, d = D.shape
+        m, b, total = self.m, self.laplace_b(D), (n // self.m) * self._shape(n)
+        mean = self.sketch(n).matrix() @ D
+
+        def draw(k, rng):
+            g = rng.gamma(total, b, size=(k, m, m, d)) - rng.gamma(total, b, size=(k, m, m, d))
+            return mean + g.sum(axis=1) / np.sqrt(m)
+
+        return draw, (m, d), 2 * m * m * d
+
+    def _literal(self, D):
+        """Every client draws m noise vectors of Gamma(1/(n/m - t'), b) differences (eq. 3)."""
+        n, d = D.shape
+        S = self.sketch(n)
+        pieces = [S.piece(l) for l in range(S.s)]
+        b, shape = self.laplace_b(D), self._shape(n)
+
+        def draw(k, rng):
+            out = np.empty((k, self.m, d))
+            for t in range(k):
+                out[t] = sum(P @ (D + rng.gamma(shape, b, size=(n, d)) - rng.gamma(shape, b, size=(n, d)))
+                             for P in pieces) / np.sqrt(self.m)
+            return out
+
+        return draw, (self.m, d), 2 * n * d * self.m
+
+    def worst_neighbor(self, D, relation=None):
+        """replace: the noise is the same for every client, so the row with the largest possible
+        L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i) (spec §4 table)."""
+        relation = self._relation(relation)
+        if relation != "replace":
+            return None
+        D = self._check_data(D)
+        i = int(np.argmax(np.abs(D).sum(axis=1)))
+        out = D.copy()
+        out[i] = _extreme_row(D[i], self.eta)
+        return i, out
+
+
+# -- analyses on the sketch ---------------------------------------------------------------------
+_SKETCH_PARAMS = ("m", "eps", "delta", "eta", "s", "sketch_seed", "t_prime", "sigma_rule", "p", "sigma", "enforce_min_n",
+                  "scale", "b")
+
+
+class _SketchAnalysis(Mechanism):
+    """A post-processing of `ltm-gauss` (noise="gauss") or `ltm-laplace` (noise="laplace")."""
+
+    neighbor = "replace"
+
+    def _init(self, noise, extra: dict, sketch: dict) -> None:
+        noise = as_choice("noise", noise, ("gauss", "laplace"))
+        allowed = {"gauss": LTMGauss, "laplace": LTMLaplace}[noise]
+        given = {k: v for k, v in sketch.items() if v is not None}
+        unknown = sorted(set(given) - set(allowed.param_docs))
+        if unknown:
+            raise ValueError(f"{self.name} with noise={noise!r} takes no parameter(s) {unknown}")
+        inner = allowed(**given)
+        self._set({"noise": noise, **extra, **given}, inner=inner)
+
+    def _fast(self, D):
+        draw, shape, cost = self.inner._fast(self._sketched(D))
+        return (lambda k, rng: self._analyse(draw(k, rng), D)), self.output_shape(D), cost
+
+    def _literal(self, D):
+        draw, shape, cost = self.inner._literal(self._sketched(D))
+        return (lambda k, rng: self._analyse(draw(k, rng), D)), self.output_shape(D), cost
+
+    def _sketched(self, D: np.ndarray) -> np.ndarray:
+        return self.inner._check_data(D)
+
+    def worst_neighbor(self, D, relation=None):
+        return self.inner.worst_neighbor(D, relation)
+
+
+def _sign_fixed(V: np.ndarray) -> np.ndarray:
+    """Columns of V (..., d, k) with their largest-magnitude entry made positive (a deterministic
+    choice among the singular vectors' +- signs)."""
+    idx = np.argmax(np.abs(V), axis=-2)
+    signs = np.sign(np.take_along_axis(V, idx[..., None, :], axis=-2))
+    signs[signs == 0] = 1.0
+    return V * signs
+
+
+class LTMLowRank(_SketchAnalysis):
+    name = "ltm-lra"
+    summary = "Seed 002 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
+    param_docs = {"k": "target rank (int >= 1)", "noise": "'gauss' (ltm-gauss, default) or 'laplace' (ltm-laplace)",
+                  **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
+
+    def __init__(self, k, m, noise="gauss", eps=None, delta=None, eta=1.0, s=None, sketch_seed=0, t_prime=0,
+                 sigma_rule=None, p=None, sigma=None, enforce_min_n=None, scale=None, b=None):
+        sketch = dict(m=m, eps=eps, delta=delta, eta=eta, s=s, sketch_seed=sketch_seed, t_prime=t_prime,
+                      sigma_rule=sigma_rule, p=p, sigma=sigma, enforce_min_n=enforce_min_n, scale=scale, b=b)
+        self._init(noise, {"k": as_int("k", k)}, sketch)
+
+    def output_shape(self, D) -> tuple:
+        return (as_data(D).shape[1], self.k)
+
+    def _analyse(self, sketches: np.ndarray, D: np.ndarray) -> np.ndarray:
+        if self.k > min(sketches.shape[1:]):
+            raise ValueError(f"k={self.k} exceeds min(m, d) = {min(sketches.shape[1:])}")
+        _, _, Vt = np.linalg.svd(sketches, full_matrices=False)
+        return _sign_fixed(np.swapaxes(Vt[:, : self.k], 1, 2))
+
+    def features(self, samples) -> np.ndarray:
+        """vech of the projector X' X'^T (sign-free)."""
+        samples = np.asarray(samples, dtype=float)
+        proj = samples @ np.swapaxes(samples, 1, 2)
+        rows, cols = np.triu_indices(samples.shape[1])
+        return proj[:, rows, cols]
+
+
+def lra_error(D, Xp, k=None) -> np.ndarray:
+    """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n (seed 002 Sec. 5) for one X' (d, k)
+    or a batch (t, d, k)."""
+    A = as_data(D)
+    Xp = np.asarray(Xp, dtype=float)
+    single = Xp.ndim == 2
+    Xp = Xp[None] if single else Xp
+    k = Xp.shape[-1] if k is None else k
+    sv = np.linalg.svd(A, compute_uv=False)
+    best = float(np.sum(sv[k:] ** 2))
+    total = float(np.sum(A**2))
+    captured = np.sum((A @ Xp) ** 2, axis=(1, 2))          # ||A X'||_F^2 for orthonormal X'
+    psi = (total - captured - best) / A.shape[0]
+    return float(psi[0]) if single else psi
+
+
+class LTMRidge(_SketchAnalysis):
+    name = "ltm-ridge"
+    summary = "Seed 002 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
+    param_docs = {"lam": "ridge parameter lambda (> 0)", "noise": "'gauss' (default) or 'laplace'",
+                  **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
+
+    def __init__(self, lam, m, noise="gauss", eps=None, delta=None, eta=1.0, s=None, sketch_seed=0, t_prime=0,
+                 sigma_rule=None, p=None, sigma=None, enforce_min_n=None, scale=None, b=None):
+        sketch = dict(m=m, eps=eps, delta=delta, eta=eta, s=s, sketch_seed=sketch_seed, t_prime=t_prime,
+                      sigma_rule=sigma_rule, p=p, sigma=sigma, enforce_min_n=enforce_min_n, scale=scale, b=b)
+        self._init(noise, {"lam": as_positive("lam", lam)}, sketch)
+
+    def _sketched(self, D: np.ndarray) -> np.ndarray:
+        return self.inner._check_data(as_data(D, min_cols=2))
+
+    def output_shape(self, D) -> tuple:
+        return (as_data(D, min_cols=2).shape[1] - 1,)
+
+    def _analyse(self, sketches: np.ndarray, D: np.ndarray) -> np.ndarray:
+        A, b = sketches[..., :-1], sketches[..., -1]
+        gram = np.swapaxes(A, 1, 2) @ A + self.lam * np.eye(A.shape[-1])
+        return np.linalg.solve(gram, np.einsum("tmd,tm->td", A, b)[..., None])[..., 0]
+
+
+def ridge_error(D, x, lam) -> np.ndarray:
+    """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) (seed 002 Sec. 5)."""
+    D = as_data(D, min_cols=2)
+    A, b = D[:, :-1], D[:, -1]
+    x_opt = np.linalg.solve(A.T @ A + lam * np.eye(A.shape[1]), A.T @ b)
+    cost = lambda x: np.sum((x @ A.T - b) ** 2, axis=-1) + lam * np.sum(x**2, axis=-1)
+    return cost(np.asarray(x, dtype=float)) / float(cost(x_opt))
+
+
+class LTMLocal(NoisyRelease):
+    name = "ltm-local"
+    neighbor = "replace"
+    summary = "Seed 002's local-model baseline: every client releases a_i + N(0, sigma_loc^2 I) (n x d)"
+    param_docs = {"eps": "target epsilon (> 0)", "delta": "target delta in (0, 1)", "eta": "entry bound (> 0)",
+                  "sigma_rule": "'textbook' (2 (2 eta sqrt d)^2 ln(1.25/delta)/eps^2, default) or 'interpolate' "
+                                "(eq. 4's sigma^2 n^{1-p} with the sketch parameters m, s)",
+                  "m": "sketch size for 'interpolate'", "s": "sketch sparsity for 'interpolate' (default 1)",
+                  "p": "interpolation exponent (default 0 = local end)", "sigma": "explicit noise standard deviation",
+                  "focus": FOCUS_DOC}
+
+    def __init__(self, eps=None, delta=None, eta=1.0, sigma_rule="textbook", m=None, s=1, p=0.0, sigma=None, focus=None):
+        if sigma is None and (eps is None or delta is None):
+            raise ValueError("ltm-local needs eps and delta (or sigma)")
+        rule = as_choice("sigma_rule", sigma_rule, ("textbook", "interpolate"))
+        if rule == "interpolate" and m is None and sigma is None:
+            raise ValueError("sigma_rule='interpolate' needs the sketch size m")
+        self._set({"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta),
+                   "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m), "s": as_int("s", s),
+                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": optional(as_positive, "sigma", sigma),
+                   "focus": as_focus(focus)})
+
+    def noise_scale(self, D: np.ndarray) -> float:
+        if self.sigma is not None:
+            return self.sigma
+        n, d = D.shape
+        if self.sigma_rule == "textbook":
+            return float(np.sqrt(local_variance(self.eps, self.delta, self.eta, d)))
+        return float(np.sqrt(eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d) * float(n) ** (1 - self.p)))
+
+    def _check_data(self, D) -> np.ndarray:
+        return _check_eta(as_data(D), self.eta)
+
+    def worst_neighbor(self, D, relation=None):
+        """replace: the row with the largest ||a_i - (-eta sign a_i)||, replaced by -eta sign(a_i)."""
+        relation = self._relation(relation)
+        if relation != "replace":
+            return None
+        D = self._check_data(D)
+        i = int(np.argmax(np.sum((self.eta + np.abs(D)) ** 2, axis=1)))
+        out = D.copy()
+        out[i] = _extreme_row(D[i], self.eta)
+        return i, out
+
+
+def resampled_sketch_delta(eps, n: int, m: int, sigma: float, change: float) -> np.ndarray:
+    """delta(eps) of `ltm-gauss` with s = 1 when S is drawn afresh each run and published with the
+    output (spec §2.5): E_S[delta_mu(S)(eps)] with mu = ||Delta|| / (sigma sqrt(T)), where the bucket
+    of the changed client holds T = 1 + Binomial(n - 1, 1/m) clients. Both directions are equal."""
+    t = np.arange(1, n + 1)
+    weight = stats.binom.pmf(t - 1, n - 1, 1.0 / m)
+    keep = weight > 1e-300
+    curves = theory.gaussian_delta(np.atleast_1d(np.asarray(eps, dtype=float))[None, :],
+                                   (change / (sigma * np.sqrt(t[keep])))[:, None])
+    return weight[keep] @ curves

@@ -129,8 +129,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         "Cancer is the stand-in county table of experiments.datasets (3047 rows; the papers' table has 2809 "
         "rows and is not available).",
         "Flight, first 20,000 rows: the papers' criterion for r in this experiment is lost; r = 1200 is the "
-        "papers' Flight r (its curve is tiny: delta is below the detectable floor for most eps); r = 10000 "
-        "makes the curve visible.",
+        "papers' Flight r (its curve falls fast: below 1e-4 beyond eps ~ 1); r = 10000 makes the curve visible "
+        "over the whole grid.",
         "The audited row is the worst at eps = 1 (the papers' setting); theory_worst_row is the maximum "
         "over all rows at each eps (on Cancer another row dominates for eps < 0.5).",
         "theory_in_band: lower bound <= theory <= upper band of the trained score; the upper band bounds "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -102,7 +103,13 @@ def _resolve_neighbors(mech, D, D_prime, neighbor, audit_options, seed):
         relation = declared if isinstance(declared, str) and declared in neighbors.RELATIONS else None
     if relation is None:
         return D_prime, None, None, "given"
-    row = neighbors.check(D, D_prime, relation)
+    try:
+        row = neighbors.check(D, D_prime, relation)
+    except ValueError as error:
+        if neighbor is None:
+            raise ValueError(f"{error} ('{relation}' is the mechanism's declared relation; pass neighbor=... "
+                             f"to audit another: {', '.join(neighbors.RELATIONS)})") from None
+        raise
     return D_prime, relation, row, "given"
 
 
@@ -116,8 +123,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
           method: str = "threshold", *, neighbor: str | None = None, scheduler=None, exact=None,
           train_fraction: float = 0.5, max_train: int = 10**6, validation_fraction: float = 0.25,
-          chunk_size: int | None = None, progress: bool | None = None, eureka_options: dict | None = None
-          ) -> AuditReport:
+          chunk_size: int | None = None, progress: bool | None = None, eureka_options: dict | None = None,
+          literal: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     Parameters
@@ -143,6 +150,12 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
         is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
     exact : optional exact curve (array or callable) for plain callables without an output law.
+    train_fraction, max_train, validation_fraction : the split of each side's samples.
+    chunk_size : samples per sampling task (default: about 32 MB of raw output per chunk).
+    progress : tqdm bars for sampling and training (default: when stderr is a terminal).
+    eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
+    literal : sample with the mechanism's `sample_literal` (the paper's algorithm) instead of its
+        fast exact sampler, as a control.
 
     Returns
     -------
@@ -162,11 +175,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     if progress is None:
         progress = sys.stderr.isatty()
     root = sampling.as_seed_sequence(seed)
-    sampler = sampling.as_sampler(mech)
+    sampler = sampling.as_sampler(mech, literal)
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
     pilot_options = dict(eps=eps, alpha=alpha, features=features, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
                          train_fraction=train_fraction, max_train=max_train, validation_fraction=validation_fraction,
-                         chunk_size=chunk_size)
+                         chunk_size=chunk_size, literal=literal)
     D_prime, relation, row, how = _resolve_neighbors(mech, D, D_prime, neighbor, pilot_options,
                                                      sampling.chunk_seed(root, _PILOT_KEY))
 
@@ -188,7 +201,14 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             _check_power(eps, n_held, alpha)
             curves, verdict_data = _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, shape,
                                                      alpha, scorer, features, (n_fit, n_valid, n_held), timings, info)
-    theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+    try:
+        theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+    except (ValueError, np.linalg.LinAlgError) as error:
+        if exact is not None:
+            raise
+        warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
+        theory = theory_forward = theory_reverse = None
+        info["theory"] = f"failed: {error}"
     verdict = None
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])

@@ -46,19 +46,23 @@ class PerSample:
 
 
 class MechanismSampler:
-    """A mechanism object with `sample(D, n, rng)` (mechanisms.base protocol)."""
+    """A mechanism object with `sample(D, n, rng)` (mechanisms.base protocol); with literal=True its
+    `sample_literal` (the algorithm as the paper writes it), e.g. as a control of the fast sampler."""
 
-    kind = "mechanism"
-
-    def __init__(self, mechanism):
-        self.mechanism = mechanism
+    def __init__(self, mechanism, literal: bool = False):
+        if literal and not callable(getattr(mechanism, "sample_literal", None)):
+            raise ValueError(f"{type(mechanism).__name__} has no sample_literal; literal=True needs one")
+        self.mechanism, self.literal = mechanism, literal
+        self.kind = "mechanism (literal)" if literal else "mechanism"
         self.name = getattr(mechanism, "name", type(mechanism).__name__)
 
     def sample(self, data, n, rng):
+        if self.literal:
+            return self.mechanism.sample_literal(data, n, rng)
         return self.mechanism.sample(data, n, rng)
 
 
-def as_sampler(mech):
+def as_sampler(mech, literal: bool = False):
     """Adapt a mechanism object, a wrapper, or a plain callable (kind detected from its signature).
 
     A callable whose signature has three positional parameters, or a parameter named n / n_samples
@@ -68,7 +72,9 @@ def as_sampler(mech):
     if isinstance(mech, (Batched, PerSample, MechanismSampler)):
         return mech
     if hasattr(mech, "sample") and callable(mech.sample):
-        return MechanismSampler(mech)
+        return MechanismSampler(mech, literal)
+    if literal:
+        raise ValueError("literal=True applies to mechanism objects with sample_literal, not to plain callables")
     if not callable(mech):
         raise TypeError(f"a mechanism must be a Mechanism object or a callable, got {type(mech).__name__}")
     try:

@@ -40,6 +40,10 @@ class Verdict:
     direction: str
     alpha: float
 
+    def __post_init__(self):
+        if self.label not in LABELS:
+            raise ValueError(f"unknown verdict {self.label!r}; allowed: {', '.join(LABELS)}")
+
     def __eq__(self, other):
         if isinstance(other, str):
             return self.label == other

@@ -8,8 +8,13 @@ Gaussian mechanism for sensitivity sqrt(d) / n, but ships `sigma_scale=0.25`, a 
 The auditor only calls the function. Run from the repository root:
 
     python -m examples.third_party_mechanism            # prints the table, writes ndis-out/example
+
+`main` audits the replace-one pair that realises the sensitivity (a corner row moved to the opposite
+corner) and finds the violation. The command line can audit the same function on a dataset, with the
+neighbour chosen by a black-box screen of remove/zero candidates:
+
     ndis audit examples.third_party_mechanism:noisy_column_means --data synthetic:n=50,d=2,seed=1 \
-        --neighbor replace:worst --claimed 1,1e-5      # the same through the command line (once wired)
+        --neighbor zero:worst --claimed 1,1e-5
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("mechanism", help="rp, rlc, als, gaussian-ls (or a registered mechanism name)")
     th.add_argument("--param", action="append", metavar="KEY=VALUE", help="mechanism parameter, e.g. r=1200 (repeatable)")
     th.add_argument("--data", required=True, help="flights[:ROWS], cancer:PATH, song:PATH, synthetic:n=..,d=..,seed=.., or a CSV path")
-    th.add_argument("--neighbor", default="remove", help="neighbour relation: remove (default) or zero")
+    th.add_argument("--neighbor", default="remove", help="neighbour relation: remove (default), zero, replace or entry (replace/entry need a mechanism with a worst_neighbor helper)")
     th.add_argument("--rows", default="worst", help="worst (default), all, or comma-separated row indices")
     th.add_argument("--eps", default="0:4:41", help="eps grid START:STOP:NUM or a comma list (default 0:4:41)")
     th.add_argument("--scale", choices=("both", "linear", "log"), default="both", help="delta axis of the plot")

@@ -12,7 +12,7 @@ import pandas as pd
 
 import theory
 
-from .plotting import plt
+from .plotting import plt, save
 from .reproduce import Reproduction
 
 EPS0 = 1.0
@@ -50,10 +50,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     right.set(xlabel="delta0", ylabel="sigma at eps0 = 1", title="Noise needed for (1, delta0)-DP")
     right.legend()
     right.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    path = out / "fig-gaussian-tight.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = save(fig, out / "fig-gaussian-tight.png")
     notes = [
         "Seed 004 states that the classic calibration's actual delta is about two orders of magnitude "
         "below the claimed one and that ~20% less noise suffices; its figure's numbers were not extracted. "

@@ -24,7 +24,7 @@ import pandas as pd
 import theory
 
 from . import datasets
-from .plotting import plt
+from .plotting import plt, save
 from .reproduce import Reproduction
 
 CANCER_PATH = "/work/shared/data/cancer_reg.csv"
@@ -77,10 +77,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                    title=f"{name} (n = {D.shape[0]})")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "fig-privacy-utility.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = save(fig, out / "fig-privacy-utility.png")
     notes += [
         "Seed 000 Fig. 2 has no surviving numbers; its claims are qualitative: ALS has the best trade-off, and "
         "Sheffet's RP LS does not improve with n because it always appends c2 I rows.",

@@ -15,7 +15,7 @@ import pandas as pd
 import theory
 
 from . import datasets
-from .plotting import plt
+from .plotting import plt, save
 from .reproduce import Reproduction
 
 
@@ -42,10 +42,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     ax.set(xlabel="eps", ylabel="delta(eps)", title="RP without noise: inherent spectrum")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "fig-rp-inherent.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = save(fig, out / "fig-rp-inherent.png")
     notes.append("Seed 004 Table III: on Flight the inherent RP spectrum at eps = 1 is below any delta its "
                  "implementation could resolve ('precision limitations'); spec §8.5 puts it near 1e-30. "
                  "Here it is computed exactly (log10 column).")

@@ -31,6 +31,11 @@ def plot_curves(path, eps, curves: dict, title: str, scale: str = "both") -> pat
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.suptitle(title, fontsize=10)
+    return save(fig, path)
+
+
+def save(fig, path) -> pathlib.Path:
+    """Lay out, write as PNG and close a figure."""
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -16,7 +16,7 @@ import theory
 from mechanisms import utility
 
 from .reproduce import Reproduction
-from .utility_tables import EPS, SKETCH, cases, fmt, interval, run_trials
+from .utility_tables import EPS, configurations, fmt, interval
 
 #: published cells: Table IV as printed; Table II was lost in extraction (spec §8.5) and its values
 #: are the authors' notebook's, marked so
@@ -52,27 +52,25 @@ def _delta(name: str, D, r: int, sigma: float) -> tuple[float, str]:
     return float(theory.spectrum("als", D, [EPS], r=r, ridge=sigma).delta[0]), law
 
 
+def _params(name: str, r: int, n: int) -> dict:
+    target = {"eps": EPS, "delta": 1.0 / n}
+    return target if name == "gaussian-ls" else ({"r": r} if name == "als" else {"r": r, **target})
+
+
 def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    trials = 20 if quick else 100
     tables = {}
     for table, methods in METHODS.items():
         rows = []
-        for dataset, D in cases(quick):
-            r, n = SKETCH[dataset], D.shape[0]
+        for dataset, D, r, label, name, mech, outputs in configurations(methods, quick, seed, _params):
             x_opt = theory.ols_fit(*theory.split_regression(D))[0]
-            for label, name in methods:
-                params = {"eps": EPS, "delta": 1.0 / n}
-                if name != "gaussian-ls":
-                    params = {"r": r} if name == "als" else {"r": r, **params}
-                mech, outputs = run_trials(name, params, D, trials, seed)
-                sigma = mech.noise_scale(D)
-                delta, law = _delta(name, D, r, sigma)
-                rows.append({
-                    "dataset": dataset, "n": n, "r": r, "method": label, "mechanism": name,
-                    "noise_scale": sigma, "delta_at_eps1": delta, "law": law,
-                    "error": fmt(*interval(utility.ls_error(outputs, x_opt))),
-                    "error_paper": PAPER.get((table, dataset, label), "—"),
-                })
+            sigma = mech.noise_scale(D)
+            delta, law = _delta(name, D, r, sigma)
+            rows.append({
+                "dataset": dataset, "n": D.shape[0], "r": r, "method": label, "mechanism": name,
+                "noise_scale": sigma, "delta_at_eps1": delta, "law": law,
+                "error": fmt(*interval(utility.ls_error(outputs, x_opt))),
+                "error_paper": PAPER.get((table, dataset, label), "—"),
+            })
         tables[f"table-{table}"] = pd.DataFrame(rows)
     notes = [
         "Cancer is the stand-in county table, so its constants and errors differ from the paper's.",

@@ -15,7 +15,7 @@ import theory
 from mechanisms import utility
 
 from .reproduce import Reproduction
-from .utility_tables import EPS, SKETCH, cases, fmt, interval, run_trials
+from .utility_tables import EPS, configurations, fmt, interval
 
 #: published cells (spec §8.5): (table, dataset, method) -> (PDR, DPR) as printed
 PAPER = {
@@ -41,25 +41,24 @@ METHODS = {
 }
 
 
+def _params(name: str, r: int, n: int) -> dict:
+    return {"r": r} if name == "rp" else {"r": r, "eps": EPS, "delta": 1.0 / n}
+
+
 def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    trials = 20 if quick else 100
     tables = {}
     for table, methods in METHODS.items():
         rows = []
-        for dataset, D in cases(quick):
-            r, n = SKETCH[dataset], D.shape[0]
-            for label, name in methods:
-                params = {"r": r} if name == "rp" else {"r": r, "eps": EPS, "delta": 1.0 / n}
-                mech, outputs = run_trials(name, params, D, trials, seed)
-                sigma = mech.noise_scale(D)
-                delta = float(theory.spectrum("rp", D, [EPS], r=r, ridge=sigma).delta[0])
-                paper = PAPER.get((table, dataset, label), ("—", "—"))
-                rows.append({
-                    "dataset": dataset, "n": n, "r": r, "method": label, "mechanism": name,
-                    "sigma_or_c2": sigma, "delta_at_eps1": delta,
-                    "PDR": fmt(*interval(utility.pdr(D, outputs))), "PDR_paper": paper[0],
-                    "DPR_biased": fmt(*interval(utility.dpr(D, outputs, biased=True))), "DPR_paper": paper[1],
-                })
+        for dataset, D, r, label, name, mech, outputs in configurations(methods, quick, seed, _params):
+            sigma = mech.noise_scale(D)
+            delta = float(theory.spectrum("rp", D, [EPS], r=r, ridge=sigma).delta[0])
+            paper = PAPER.get((table, dataset, label), ("—", "—"))
+            rows.append({
+                "dataset": dataset, "n": D.shape[0], "r": r, "method": label, "mechanism": name,
+                "sigma_or_c2": sigma, "delta_at_eps1": delta,
+                "PDR": fmt(*interval(utility.pdr(D, outputs))), "PDR_paper": paper[0],
+                "DPR_biased": fmt(*interval(utility.dpr(D, outputs, biased=True))), "DPR_paper": paper[1],
+            })
         tables[f"table-{table}"] = pd.DataFrame(rows)
     notes = [
         "Cancer is the stand-in county table (3047 rows, different columns from the papers' 2809-row merge), "

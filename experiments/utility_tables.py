@@ -44,5 +44,16 @@ def run_trials(name: str, params: dict, D: np.ndarray, trials: int, seed: int):
     return mech, mech.sample(D, trials, rng)
 
 
+def configurations(methods, quick: bool, seed: int, params_for):
+    """Run every (label, mechanism name) of `methods` on every dataset: yields
+    (dataset, D, r, label, name, mechanism, outputs), with params_for(name, r, n) -> parameters."""
+    trials = 20 if quick else 100
+    for dataset, D in cases(quick):
+        r, n = SKETCH[dataset], D.shape[0]
+        for label, name in methods:
+            mech, outputs = run_trials(name, params_for(name, r, n), D, trials, seed)
+            yield dataset, D, r, label, name, mech, outputs
+
+
 def fmt(mean: float, half: float) -> str:
     return f"{mean:.3f} ± {half:.3f}"

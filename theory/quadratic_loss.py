@@ -63,7 +63,11 @@ class QuadraticLoss:
         offset = np.broadcast_to(np.asarray(offset, dtype=float), (batch,)).astype(float)
         normal_var = np.broadcast_to(np.asarray(normal_var, dtype=float), (batch,)).astype(float)
         zero = np.abs(weight) <= zero_tol
-        normal_var = normal_var + np.where(zero, linear, 0.0).sum(axis=1)
+        folded = np.where(zero, linear, 0.0).sum(axis=1)
+        # a linear part left on rounding-level weights that is negligible against the variance of
+        # the rest must not turn a bounded loss into an unbounded one
+        rest = np.where(zero, 0.0, 2.0 * dof * weight**2 + linear).sum(axis=1)
+        normal_var = normal_var + np.where(folded <= 1e-20 * rest, 0.0, folded)
         weight = np.where(zero, 0.0, weight)
         linear = np.where(zero, 0.0, linear)
         dof = np.where(zero, 0.0, dof)

@@ -51,6 +51,12 @@ def test_dask_local_cluster_gives_the_same_report_as_loky(gaussian_batched):
     dask = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", **kwargs)
     for name in ("delta", "delta_lower", "delta_upper", "floor"):
         np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
+    # an existing cluster, reached through its scheduler address
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        remote = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    np.testing.assert_array_equal(local.delta, remote.delta)
 
 
 def test_same_seed_same_report_different_seed_different(gaussian_batched):
@@ -152,3 +158,35 @@ def test_datasets_that_are_not_neighbours_are_rejected():
         audit(mech, np.zeros((3, 1)), np.ones((2, 1)), neighbor="remove", n_samples=2_000)
     with pytest.raises(ValueError, match="differ in 2 rows"):
         audit(mech, np.zeros((3, 1)), np.array([[1.0], [1.0], [0.0]]), n_samples=2_000)
+
+
+def test_acceptance_gaussian_mechanism_at_a_million_samples():
+    # Issue 5 acceptance: sensitivity 1, sigma = 4.8448, plain callable, 1e6 samples per side: max error
+    # <= 0.005 over eps in [0, 1] and the lower bound never above the truth. With 5e5 held out per side
+    # the SE of delta-hat is <= sqrt((1 + e^2) / 4 / 5e5) = 0.0021, so 0.005 is ~2.4 SE on the worst eps
+    # (observed 0.0013).
+    sigma = 4.8448
+
+    def mechanism(data, n, rng):
+        return data + sigma * rng.standard_normal((n, 1))
+
+    eps = np.linspace(0, 1, 41)
+    report = audit(mechanism, 1.0, 0.0, eps=eps, n_samples=10**6, seed=0, scorer="quadratic",
+                   exact=lambda e: gaussian_delta_reference(e, 1 / sigma))
+    assert np.max(np.abs(report.delta - report.theory)) <= 0.005
+    assert np.all(report.delta_lower <= report.theory)
+
+
+@pytest.mark.slow
+def test_acceptance_violation_rates_at_a_million_samples():
+    # Issue 5 acceptance: half the claimed sigma is flagged as violating (1, 1e-5) in >= 95% of 20 runs,
+    # the correct sigma in <= 5% (i.e. at most 1 of 20).
+    rates = {}
+    for sigma in (4.8448 / 2, 4.8448):
+        def mechanism(data, n, rng, sigma=sigma):
+            return data + sigma * rng.standard_normal((n, 1))
+
+        rates[sigma] = sum(audit(mechanism, 1.0, 0.0, eps=np.linspace(0, 2, 41), n_samples=10**6, seed=seed,
+                                 scorer="quadratic", claimed=(1.0, 1e-5)).verdict == "violation"
+                           for seed in range(20)) / 20
+    assert rates[4.8448 / 2] >= 0.95 and rates[4.8448] <= 0.05

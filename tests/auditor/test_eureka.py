@@ -35,3 +35,15 @@ def test_eureka_mode_estimates_the_gaussian_spectrum():
     assert report.info["scorer"] == "eureka-knn"
     with pytest.raises(ValueError, match="method='threshold'"):
         audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, method="eureka", claimed=(1, 0.1))
+
+
+def test_eureka_mode_with_the_mlp_classifier():
+    # mu = 2: delta(0) = 0.68, delta(0.5) = 0.49. 1e4 test points per class: SE of delta <= 2 e^eps * 0.005
+    # <= 0.017; an MLP from 2e4 points is close to Bayes in 1-D, so 0.08 (~4.7 SE) bounds the error.
+    eps = np.array([0.0, 0.5])
+    report = audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 2.0, 0.0, eps=eps, n_samples=20_000,
+                   method="eureka", seed=0, eureka_options={"classifier": "mlp"})
+    truth = gaussian_delta_reference(eps, 2.0)
+    assert np.max(np.abs(report.delta - truth)) < 0.08
+    assert np.all(report.delta_lower <= truth)
+    assert report.info["scorer"] == "eureka-mlp"

@@ -54,3 +54,21 @@ def test_black_box_screen_finds_a_distinguishable_row():
                    scorer="quadratic")
     assert report.info["neighbor"] == {"relation": "remove", "row": 5, "how": "screen"}
     assert report.delta[0] > 0.5
+
+
+def test_literal_sampler_as_a_control_agrees_with_the_fast_one():
+    # ALS r = 30 on a 60 x 3 regression: the paper's sketch-and-solve vs the exact t-law sampler.
+    # 1e4 held-out per side: SE of delta-hat <= sqrt((1 + e^2) / 4 / 1e4) = 0.015 at eps <= 1; the
+    # difference of two independent estimates has SE <= 0.021, so 4 SE = 0.085.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    D = np.column_stack([X, X @ [1.0, -1.0] + rng.normal(size=60)])
+    mech = mechanisms.get("als", r=30)
+    eps = np.linspace(0, 1, 6)
+    kwargs = dict(neighbor="remove:worst", eps=eps, n_samples=20_000, scorer="quadratic")
+    fast = audit(mech, D, None, seed=0, **kwargs)
+    literal = audit(mech, D, None, seed=1, literal=True, **kwargs)
+    assert literal.info["kind"] == "mechanism (literal)"
+    assert np.max(np.abs(fast.delta - literal.delta)) < 0.085
+    with pytest.raises(ValueError, match="literal=True"):
+        audit(lambda data, n, rng: rng.normal(size=(n, 1)), 0, 1, literal=True, n_samples=2_000)

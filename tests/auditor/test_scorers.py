@@ -81,3 +81,12 @@ def test_feature_resolution():
     _, bad = features.resolve(lambda s: np.full((len(s), 1), np.inf))
     with pytest.raises(ValueError, match="NaN or infinite"):
         bad(np.ones((2, 2)))
+
+
+def test_torch_device_selection():
+    from auditor.mlp import select_device
+
+    assert select_device("auto") in ("cpu", "cuda", "mps")
+    assert select_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="torch device"):
+        select_device("tpu")

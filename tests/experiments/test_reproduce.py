@@ -46,3 +46,49 @@ def test_flight_rp_table_matches_the_published_cells(tmp_path):
     flight = table[table["dataset"] == "Flight"].set_index("method")
     assert flight.loc["RP", "sigma_or_c2"] == 0.0
     assert flight.loc["[15]", "sigma_or_c2"] > 1.0 and flight.loc["[17]", "sigma_or_c2"] > 10.0
+
+
+def _quick_table(tmp_path, name, table):
+    """Quick run of `name` (its smoke test: markdown and PNG written), then one of its CSV tables."""
+    reproduce.run(name, out=tmp_path, quick=True)
+    assert (tmp_path / name / "results.md").read_text().startswith(f"# {name}")
+    assert (tmp_path / name / f"{name}.png").exists()
+    return pd.read_csv(tmp_path / name / f"{table}.csv")
+
+
+def test_als_spectrum_theory_lies_in_the_audit_band(tmp_path):
+    summary = _quick_table(tmp_path, "fig-als-spectrum", "summary")
+    assert set(summary["dataset"]) == {"Cancer", "Flight-20000"}
+    assert summary["theory_in_band_all_eps"].all()
+    # the estimate at eps = 0 is within 0.05 of the asymptotic theory (20,000 samples per side)
+    assert ((summary["estimate_at_eps_0"] - summary["theory_at_eps_0"]).abs() < 0.05).all()
+
+
+def test_rlc_spectrum_noise_lowers_delta_and_theory_is_in_band(tmp_path):
+    summary = _quick_table(tmp_path, "fig-rlc-spectrum", "summary").set_index("mechanism")
+    assert summary["theory_in_band_all_eps"].all()
+    assert summary.loc["M_RLC", "sigma"] > 0 and summary.loc["RLC", "sigma"] == 0
+    assert summary.loc["M_RLC", "theory_at_eps_1"] < summary.loc["RLC", "theory_at_eps_1"]
+
+
+def test_seed001_entry_spectra_respect_the_mi_dp_bound(tmp_path):
+    spectra = _quick_table(tmp_path, "seed001-privacy-utility", "entry-spectra").set_index("scheme")
+    # spec other-schemes §1.6 / §4: AN at eps_MI = 0.5 has TV 0.6827 for the worst flip, below sqrt(2 * 0.5 ln 2)
+    assert spectra.loc["AN", "delta_0"] == pytest.approx(0.6827, abs=1e-4)
+    assert spectra["claim_holds"].all()
+
+
+def test_seed002_laplace_at_the_experiments_scale_is_caught(tmp_path):
+    audits = _quick_table(tmp_path, "seed002-sketching", "audits").set_index("mechanism")
+    loose = audits.loc[[m for m in audits.index if "1/eps" in m]].iloc[0]
+    assert loose["audit_verdict"] == "violation" and loose["lower_at_claimed_eps"] > 0.1
+    gauss = audits.loc[[m for m in audits.index if m.startswith("ltm-gauss")]]
+    assert (gauss["audit_verdict"] != "violation").all()
+
+
+def test_seed003_masking_reproduces_table1_and_audits_agree_with_exact(tmp_path):
+    audits = _quick_table(tmp_path, "seed003-masking", "audits")
+    b = pd.read_csv(tmp_path / "seed003-masking" / "table1-B.csv")
+    assert (b["sigma0"] == b["paper"]).all()
+    assert audits["lower_below_exact"].all()
+    assert (audits["audit_verdict"] != "violation").all()

@@ -7,6 +7,7 @@ scaled to unit L2 norm, without centering; B carries a constant (intercept) colu
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import zipfile
 
@@ -22,6 +23,14 @@ CANCER_FEATURES = (
     "PctPublicCoverage", "PctBlack",
 )
 CANCER_LABEL = "TARGET_deathRate"
+
+
+def cancer_path() -> pathlib.Path:
+    """Where the county cancer CSV is: $NDIS_CANCER_PATH, else shared/data/cancer_reg.csv beside
+    the repository (the reproductions read it from there; it is not redistributed)."""
+    if os.environ.get("NDIS_CANCER_PATH"):
+        return pathlib.Path(os.environ["NDIS_CANCER_PATH"])
+    return pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "cancer_reg.csv"
 
 
 def unit_columns(D: np.ndarray) -> np.ndarray:
@@ -72,7 +81,7 @@ def cancer(path: str | pathlib.Path, normalise: bool = True) -> np.ndarray:
     constant, and the label TARGET_deathRate; rows with a missing value in these are dropped."""
     path = pathlib.Path(path)
     if not path.is_file():
-        raise ValueError(f"cancer CSV not found: {path}")
+        raise ValueError(f"cancer CSV not found: {path} (give its path, or set NDIS_CANCER_PATH)")
     table = pd.read_csv(path, encoding="latin-1")
     missing = [c for c in (*CANCER_FEATURES, CANCER_LABEL) if c not in table.columns]
     if missing:

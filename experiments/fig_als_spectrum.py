@@ -29,11 +29,10 @@ from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction
 
-CANCER_PATH = "/work/shared/data/cancer_reg.csv"
 
 
 def cases(quick: bool):
-    cancer = datasets.cancer(CANCER_PATH)
+    cancer = datasets.cancer(datasets.cancer_path())
     flight = datasets.flights(rows=20_000)
     out = [("Cancer", cancer, 300), ("Flight-20000", flight, 10_000)]
     if not quick:

@@ -27,7 +27,6 @@ from . import datasets
 from .plotting import plt, save
 from .reproduce import Reproduction
 
-CANCER_PATH = "/work/shared/data/cancer_reg.csv"
 
 
 def _trace_cov(D: np.ndarray, r: int, ridge: float = 0.0) -> float:
@@ -57,7 +56,7 @@ def _curves(D: np.ndarray, eps: float, sketches, sigmas) -> pd.DataFrame:
 
 
 def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    cases = [("Cancer", datasets.cancer(CANCER_PATH)), ("Flight", datasets.flights(rows=20_000 if quick else None))]
+    cases = [("Cancer", datasets.cancer(datasets.cancer_path())), ("Flight", datasets.flights(rows=20_000 if quick else None))]
     epsilons = (1.0,) if quick else (0.5, 1.0, 2.0)
     tables, notes = {}, []
     fig, axes = plt.subplots(len(epsilons), len(cases), figsize=(5.5 * len(cases), 4.0 * len(epsilons)), squeeze=False)

@@ -23,7 +23,6 @@ from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction
 
-CANCER_PATH = "/work/shared/data/cancer_reg.csv"
 
 
 def audit_frame(mech, D, eps, n_samples, seed, scorers):
@@ -48,7 +47,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     eps = np.linspace(0.0, 2.0, 9 if quick else 21)
     n = 20_000 if quick else 1_000_000
     scorers = [("quadratic", n)] + ([] if quick else [("mlp", 200_000)])
-    D = datasets.cancer(CANCER_PATH)
+    D = datasets.cancer(datasets.cancer_path())
     cases = [("RLC", mechanisms.get("rlc")),
              ("M_RLC", mechanisms.get("m-rlc", eps=1.0, delta=1.0 / D.shape[0]).fixed_for(D))]
     tables, summary = {}, []

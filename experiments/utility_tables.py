@@ -17,7 +17,6 @@ import mechanisms
 
 from . import datasets
 
-CANCER_PATH = "/work/shared/data/cancer_reg.csv"
 EPS = 1.0
 #: sketch sizes of spec §8.2: Cancer 300, Flight 1200, Song 20000 (Table IV's [17] constant)
 SKETCH = {"Cancer": 300, "Flight": 1200, "Song": 20000}
@@ -25,7 +24,7 @@ SKETCH = {"Cancer": 300, "Flight": 1200, "Song": 20000}
 
 def cases(quick: bool):
     """(name, D) for Cancer, Flight (first 20,000 rows when quick) and Song when NDIS_SONG_PATH is set."""
-    found = [("Cancer", datasets.cancer(CANCER_PATH)), ("Flight", datasets.flights(rows=20_000 if quick else None))]
+    found = [("Cancer", datasets.cancer(datasets.cancer_path())), ("Flight", datasets.flights(rows=20_000 if quick else None))]
     if os.environ.get("NDIS_SONG_PATH"):
         found.append(("Song", datasets.song(os.environ["NDIS_SONG_PATH"])))
     return found

@@ -52,7 +52,7 @@ def names() -> list[str]:
 def _markdown(frame: pd.DataFrame) -> str:
     def cell(v):
         if isinstance(v, (float, np.floating)):
-            return "—" if np.isnan(v) else f"{v:.4g}"
+            return "—" if np.isnan(v) else f"{v:.6g}"
         return str(v)
 
     cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]

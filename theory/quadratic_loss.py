@@ -81,10 +81,6 @@ class QuadraticLoss:
     def take(self, rows) -> "QuadraticLoss":
         return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows], self.normal_var[rows])
 
-    def negated(self) -> "QuadraticLoss":
-        """The law of -L."""
-        return QuadraticLoss(-self.weight, self.dof, self.linear, -self.offset, self.normal_var)
-
     # -- cumulant generating function and its derivatives on the real axis ------------------------
     def cgf_derivatives(self, x: np.ndarray):
         """K(x), K'(x), K''(x), K'''(x) for real x of shape (batch,), inside the domain."""

@@ -45,12 +45,26 @@ class GaussianLaw:
         object.__setattr__(self, "cov", cov)
 
 
-def _check_covariance(cov: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetrise after checking symmetry and PSD; return (eigenvalues, eigenvectors)."""
-    scale = np.max(np.abs(cov), initial=0.0)
-    if np.max(np.abs(cov - cov.T), initial=0.0) > 1e-10 * scale:
+def _symmetric(cov: np.ndarray, name: str) -> np.ndarray:
+    """cov symmetrised, after checking that it is symmetric up to rounding."""
+    if np.max(np.abs(cov - cov.T), initial=0.0) > 1e-10 * np.max(np.abs(cov), initial=0.0):
         raise ValueError(f"{name} is not symmetric")
-    vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
+    return 0.5 * (cov + cov.T)
+
+
+def _clearly_positive_definite(cov: np.ndarray) -> bool:
+    """A Cholesky factor exists and its diagonal spans < 4 decades: full rank beyond doubt, so the
+    eigen-analysis of the supports can be skipped (it costs two eigendecompositions)."""
+    try:
+        diagonal = np.diag(np.linalg.cholesky(cov))
+    except np.linalg.LinAlgError:
+        return False
+    return diagonal.size == 0 or diagonal.min() > 1e-4 * diagonal.max()
+
+
+def _check_covariance(cov: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Check PSD (cov already symmetric); return (eigenvalues, eigenvectors)."""
+    vals, vecs = np.linalg.eigh(cov)
     if vals.size and vals[0] < -1e-9 * max(vals[-1], 0.0) - 1e-300:
         raise ValueError(f"{name} is not positive semidefinite (smallest eigenvalue {vals[0]:.3g})")
     return vals, vecs
@@ -103,30 +117,38 @@ class GaussianPair:
         """False when the supports differ: then delta = 1 for every eps, in both directions."""
         return self.loss is not None
 
-    def _privacy_loss(self) -> QuadraticLoss | None:
-        mean1, cov1, mean2, cov2 = self.law1.mean, self.law1.cov, self.law2.mean, self.law2.cov
+    @staticmethod
+    def _common_support(cov1, cov2, shift):
+        """Restrict to the common affine support (prior-art-theory §5): (cov1, cov2, shift) in a basis
+        of it, or (None, None, None) when the supports differ (then delta = 1 in both directions)."""
         vals1, vecs1 = _check_covariance(cov1, "cov1")
         vals2, vecs2 = _check_covariance(cov2, "cov2")
-        shift = mean1 - mean2
         basis1, basis2 = _range_basis(vals1, vecs1), _range_basis(vals2, vecs2)
         if basis1.shape[1] != basis2.shape[1]:
-            return None
-        if basis2.shape[1] < mean1.size:
-            # common support required: equal ranges and the mean shift inside them (prior-art-theory §5)
+            return None, None, None
+        if basis2.shape[1] < shift.size:
             if np.linalg.norm(basis1 - basis2 @ (basis2.T @ basis1)) > 1e-8 * np.sqrt(basis1.shape[1] + 1):
-                return None
+                return None, None, None
             outside = shift - basis2 @ (basis2.T @ shift)
             if np.linalg.norm(outside) > 1e-8 * (np.linalg.norm(shift) + np.sqrt(max(vals2[-1], 0.0)) + 1e-300):
-                return None
+                return None, None, None
             cov1, cov2, shift = basis2.T @ cov1 @ basis2, basis2.T @ cov2 @ basis2, basis2.T @ shift
+        return cov1, cov2, shift
+
+    def _privacy_loss(self) -> QuadraticLoss | None:
+        cov1, cov2 = _symmetric(self.law1.cov, "cov1"), _symmetric(self.law2.cov, "cov2")
+        shift = self.law1.mean - self.law2.mean
+        if not (_clearly_positive_definite(cov1) and _clearly_positive_definite(cov2)):
+            cov1, cov2, shift = self._common_support(cov1, cov2, shift)
+            if cov1 is None:
+                return None
         if shift.size == 0:
             return QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.0)
         if np.array_equal(cov1, cov2):
             # equal covariances: the analytic Gaussian with mu = Mahalanobis distance
-            factor = linalg.cho_factor(0.5 * (cov2 + cov2.T))
-            mu2 = self.copies * float(shift @ linalg.cho_solve(factor, shift))
+            mu2 = self.copies * float(shift @ linalg.cho_solve(linalg.cho_factor(cov2), shift))
             return QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.5 * mu2, normal_var=mu2)
-        a, vecs = linalg.eigh(0.5 * ((cov1 - cov2) + (cov1 - cov2).T), 0.5 * (cov2 + cov2.T))
+        a, vecs = linalg.eigh(cov1 - cov2, cov2)
         a = np.maximum(a, -1.0 + 1e-300)
         m = vecs.T @ shift
         offset = self.copies * float(np.sum(0.5 * m**2 - 0.5 * np.log1p(a)))

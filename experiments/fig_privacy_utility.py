@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import linalg
 
 import theory
 
@@ -33,7 +34,7 @@ def _trace_cov(D: np.ndarray, r: int, ridge: float = 0.0) -> float:
     """||w||^2 tr((B^T B)^{-1}) / r for ALS on [D; ridge I] (asymptotic covariance, seed 000 Lemma 1)."""
     B, b = theory.split_regression(theory.augment(D, ridge))
     _, w, _, R = theory.ols_fit(B, b)
-    inv_r = np.linalg.inv(R)
+    inv_r = linalg.solve_triangular(R, np.eye(R.shape[0]))      # tr(M^{-1}) = ||R^{-1}||_F^2
     return float(w @ w) * float(np.sum(inv_r**2)) / r
 
 

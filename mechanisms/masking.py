@@ -83,7 +83,7 @@ def haar_stiefel(k: int, n: int, p: int, rng: np.random.Generator) -> np.ndarray
     the Cholesky factor of G^T G (matrix products only: O(n p^2) each)."""
     G = rng.standard_normal((k, n, p))
     R = _upper_factor(np.swapaxes(G, 1, 2) @ G)
-    return G @ np.linalg.inv(R)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(R, 1, 2), np.swapaxes(G, 1, 2)), 1, 2)   # G R^{-1}
 
 
 def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:

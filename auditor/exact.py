@@ -35,7 +35,7 @@ def exact_curves(mechanism, D, D_prime, eps, exact=None):
     law, law_prime = output_law(D), output_law(D_prime)
     if law is None or law_prime is None:
         return None, None, None, None
-    import theory
+    from ndis import theory
 
     pair = theory.GaussianPair.from_laws(law, law_prime)
     forward = _as_curve(pair.delta(eps), eps, "GaussianPair.delta")

@@ -27,7 +27,7 @@ def gram(samples: np.ndarray) -> np.ndarray:
     The map of `mechanisms.rp.gram_features`; a vector output (n, d) is treated as r = 1, i.e. the
     upper triangle of x x^T.
     """
-    from mechanisms.rp import gram_features
+    from ndis.mechanisms.rp import gram_features
 
     samples = np.asarray(samples, dtype=float)
     if samples.ndim == 2:

@@ -65,7 +65,7 @@ def check(D, D_prime, relation: str) -> int:
 def make(D, relation: str, row: int, replacement=None) -> np.ndarray:
     """The neighbour D' of D under `relation` at `row` (`mechanisms.neighbors.neighbor`);
     `replacement` is the new row for `replace`, (column, value) for `entry`."""
-    from mechanisms.neighbors import neighbor
+    from ndis.mechanisms.neighbors import neighbor
 
     if relation == "replace":
         if replacement is None:
@@ -85,7 +85,7 @@ def candidate_rows(D, n_candidates: int = 6, seed=0) -> list[int]:
     Leverage = diagonal of the hat matrix of D, from `theory.leverages` (seed 004: the worst row of
     RP/ALS is a high-leverage row).
     """
-    import theory
+    from ndis import theory
 
     D = _matrix(D, "D")
     k = max(n_candidates // 3, 1)

@@ -21,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import mechanisms  # noqa: E402
-import theory  # noqa: E402
-from auditor import audit  # noqa: E402
-from experiments import datasets  # noqa: E402
+from ndis import mechanisms  # noqa: E402
+from ndis import theory  # noqa: E402
+from ndis.auditor import audit  # noqa: E402
+from ndis.experiments import datasets  # noqa: E402
 
 
 def run(name, D, r, n_samples, out, lines):

@@ -30,9 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import mechanisms  # noqa: E402
-import theory  # noqa: E402
-from auditor import audit  # noqa: E402
+from ndis import mechanisms  # noqa: E402
+from ndis import theory  # noqa: E402
+from ndis.auditor import audit  # noqa: E402
 
 ALPHA = 0.05
 SIGMA_CLAIMED = 4.8448  # classic calibration of (1, 1e-5) for sensitivity 1

@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import mechanisms  # noqa: E402
-from experiments import datasets  # noqa: E402
-from mechanisms.registry import parameters  # noqa: E402
+from ndis import mechanisms  # noqa: E402
+from ndis.experiments import datasets  # noqa: E402
+from ndis.mechanisms.registry import parameters  # noqa: E402
 
 ENTRIES: list[tuple[str, dict]] = [
     ("gaussian", dict(query="ols", sigma=0.1)),

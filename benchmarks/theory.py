@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from theory.gaussian_pair import GaussianPair  # noqa: E402
+from ndis.theory.gaussian_pair import GaussianPair  # noqa: E402
 
 
 def thirteen_dim_pair(seed: int = 13) -> GaussianPair:

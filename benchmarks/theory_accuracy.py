@@ -16,11 +16,11 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from theory.als import als_delta, als_log_delta, ols_sigma  # noqa: E402
-from theory.gaussian import gaussian_delta, gaussian_log_delta, gaussian_mu  # noqa: E402
-from theory.gaussian_pair import GaussianPair  # noqa: E402
-from theory.rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma  # noqa: E402
-from experiments.datasets import cancer, flights  # noqa: E402
+from ndis.theory.als import als_delta, als_log_delta, ols_sigma  # noqa: E402
+from ndis.theory.gaussian import gaussian_delta, gaussian_log_delta, gaussian_mu  # noqa: E402
+from ndis.theory.gaussian_pair import GaussianPair  # noqa: E402
+from ndis.theory.rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma  # noqa: E402
+from ndis.experiments.datasets import cancer, flights  # noqa: E402
 from tests.theory.references import (  # noqa: E402
     gaussian_delta_mp, normal_pair_delta_mp, relative_error, rp_delta_mp,
 )

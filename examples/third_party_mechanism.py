@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
-from auditor import audit
+from ndis import theory
+from ndis.auditor import audit
 
 
 _SIGMA = {}

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import mechanisms
-import theory
-from auditor import audit
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
 
 from . import datasets
 from .plotting import plt

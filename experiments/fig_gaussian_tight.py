@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import theory
+from ndis import theory
 
 from .plotting import plt, save
 from .reproduce import Reproduction

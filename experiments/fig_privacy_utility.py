@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg
 
-import theory
+from ndis import theory
 
 from . import datasets
 from .plotting import plt, save

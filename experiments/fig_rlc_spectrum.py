@@ -15,9 +15,9 @@ import os
 import numpy as np
 import pandas as pd
 
-import mechanisms
-import theory
-from auditor import audit
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
 
 from . import datasets
 from .plotting import plt

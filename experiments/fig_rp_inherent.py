@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pandas as pd
 
-import theory
+from ndis import theory
 
 from . import datasets
 from .plotting import plt, save

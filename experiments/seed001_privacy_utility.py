@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import mechanisms
-import theory
-from mechanisms.isit18 import relative_error
+from ndis import mechanisms
+from ndis import theory
+from ndis.mechanisms.isit18 import relative_error
 
 from .plotting import plt
 from .reproduce import Reproduction

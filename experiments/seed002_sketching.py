@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import mechanisms
-from auditor import audit
-from mechanisms.sketching import lra_error, ridge_error
+from ndis import mechanisms
+from ndis.auditor import audit
+from ndis.mechanisms.sketching import lra_error, ridge_error
 
 from .plotting import plt
 from .reproduce import Reproduction

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import mechanisms
-import theory
-from auditor import audit
-from mechanisms.masking import aligned_pair, chi2_pair_delta
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
+from ndis.mechanisms.masking import aligned_pair, chi2_pair_delta
 
 from . import table_mask_sigma
 from .plotting import plt

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import mechanisms
-import theory
+from ndis import mechanisms
+from ndis import theory
 
 from .reproduce import Reproduction
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-import theory
-from mechanisms import utility
+from ndis import theory
+from ndis.mechanisms import utility
 
 from .reproduce import Reproduction
 from .utility_tables import EPS, configurations, fmt, interval

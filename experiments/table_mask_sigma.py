@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-import theory
-from mechanisms.masking import cor35_sigma, thm32_sigma, thm34_sigma
+from ndis import theory
+from ndis.mechanisms.masking import cor35_sigma, thm32_sigma, thm34_sigma
 
 from .reproduce import Reproduction
 

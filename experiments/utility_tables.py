@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-import mechanisms
+from ndis import mechanisms
 
 from . import datasets
 

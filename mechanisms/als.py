@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
 from .calibration import ISIT18Noise, NoNoise, OLSNoise, OLSRelativeNoise, RPNoise, SheffetNoise
 from .gram import least_squares
 from .neighbors import max_als_delta_row, row_pair
 from .sketch import gaussian_sketch
-from .validation import as_data, as_int, as_positive
+from ndis.core.validation import as_data, as_int, as_positive
 
 _R_DOC = {"r": "sketch size (int > p + 1, p = number of feature columns of D = [B, b])"}
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .validation import as_data, as_int, as_rng
+from ndis.core.validation import as_data, as_int, as_rng
 
 #: Floats drawn per chunk by the samplers (32 MB of float64).
 CHUNK_FLOATS = 1 << 22

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .neighbors import leverage_residual
-from .validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
+from ndis.core.validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
 
 _DOCS = {
     "eps": "target epsilon (> 0)",

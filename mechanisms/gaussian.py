@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
 from .gram import least_squares
 from .neighbors import max_sensitivity_row, row_pair
-from .validation import as_choice, as_data, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_positive, as_probability, optional
 
 
 def _ols(D: np.ndarray) -> np.ndarray:

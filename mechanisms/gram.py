@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-import theory
+from ndis import theory
 
-from .validation import check_full_rank
+from ndis.core.validation import check_full_rank
 
 
 def _augmented_r(D: np.ndarray, sigma: float) -> np.ndarray:

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .als import ApproximateLeastSquares, sketched_solutions
 from .base import Mechanism
 from .neighbors import row_pair
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
 from .rp import RandomProjection, gram_features
-from .validation import as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
 
 
 # -- calibrations and conversions ---------------------------------------------------------------

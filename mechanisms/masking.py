@@ -24,11 +24,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, special, stats
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from .validation import as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
 
 
 # -- calibrations (seed 003 Thm 3.2, Cor. 3.3, Thm 3.4, Cor. 3.5) ------------------------------

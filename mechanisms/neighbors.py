@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
-from .validation import as_data, as_int
+from ndis.core.validation import as_data, as_int
 
 
 def _row(D: np.ndarray, i) -> int:

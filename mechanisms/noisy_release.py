@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
-from .validation import as_data, as_int
+from ndis.core.validation import as_data, as_int
 
 #: Largest n*d for which output_law without a focus builds the dense (n*d)^2 covariance.
 DENSE_LIMIT = 4096

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .als import SketchedLS
 from .calibration import OLSNoise, OLSRelativeNoise
-from .validation import as_int
+from ndis.core.validation import as_int
 
 _R_DOC = {"r": "sketch size of the ALS whose limit is sampled (int > p + 1)"}
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import inspect
+import pathlib
+import sys
 
 from .als import ApproximateLeastSquares, ISIT18LeastSquares, NoisyALS, RelativeALS, RPLeastSquares, SheffetLeastSquares
 from .base import Mechanism
@@ -62,3 +66,34 @@ def describe() -> dict[str, str]:
         name: cls.summary + "".join(f"\n  {key}: {doc}" for key, doc in cls.param_docs.items())
         for name, cls in _REGISTRY.items()
     }
+
+
+def resolve(spec: str, **params):
+    """The mechanism named by `spec`: a registered name (`get(spec, **params)`) or a third-party
+    `module.path:attribute`.
+
+    The module is imported normally; when it is not importable from `sys.path`, the working
+    directory is appended (after every installed package, so that a user's `theory.py` or
+    `mechanisms.py` never shadows a module ndis relies on). The attribute may be a Mechanism-like
+    class (instantiated with `params`), an object with `sample`, or a batched / per-sample callable
+    (`params` bound as keyword arguments).
+    """
+    if ":" not in spec:
+        return get(spec, **params)
+    module_name, _, attribute = spec.partition(":")
+    if str(pathlib.Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.append(str(pathlib.Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import module {module_name!r} for mechanism {spec!r}: {error}") from None
+    if not hasattr(module, attribute):
+        raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
+    target = getattr(module, attribute)
+    if isinstance(target, type):
+        return target(**params)
+    if params:
+        if not callable(target):
+            raise ValueError(f"{spec} is not callable, so it cannot take parameters {sorted(params)}")
+        return functools.wraps(target)(functools.partial(target, **params))
+    return target

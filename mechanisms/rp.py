@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
 from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
 from .neighbors import max_leverage_row, row_pair
 from .sketch import gaussian_sketch
-from .validation import as_data, as_int
+from ndis.core.validation import as_data, as_int
 
 _R_DOC = {"r": "sketch size, the number of projected rows (int >= 1)"}
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse, stats
 
-import theory
+from ndis import theory
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from .validation import as_bool, as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import as_bool, as_choice, as_data, as_int, as_positive, as_probability, optional
 
 
 # -- public sketches ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import as_data
+from ndis.core.validation import as_data
 
 
 def _batch(S, D: np.ndarray) -> tuple[np.ndarray, bool]:

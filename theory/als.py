@@ -17,7 +17,7 @@ from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from .rp import DIRECTIONS, _check_direction
-from .validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
 
 
 def _als_losses(leverage, residual, r, p):

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import linalg, stats
 
 from .leverage import augment, ols_fit, split_regression
-from .validation import as_finite_array
+from ndis.core.validation import as_finite_array
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import as_finite_array, check_probability
+from ndis.core.validation import as_finite_array, check_probability
 
 
 def sheffet_c2(eps, delta, r, C) -> float:

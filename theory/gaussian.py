@@ -11,7 +11,7 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from .validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
 
 
 def gaussian_log_delta(eps, mu):

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from .validation import as_finite_array, scalar_or_array
+from ndis.core.validation import as_finite_array, scalar_or_array
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .validation import as_finite_array
+from ndis.core.validation import as_finite_array
 
 _RANK_TOL = 1e-12     # smallest singular value of R relative to the largest that counts as full rank
 

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from .validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
 
 DIRECTIONS = ("forward", "reverse", "max")
 

@@ -28,7 +28,7 @@ from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair
 from .leverage import augment, leverages, ols_fit, ols_sensitivities, split_regression
 from .rp import rp_delta
-from .validation import as_finite_array
+from ndis.core.validation import as_finite_array
 
 FAMILIES = ("rp", "rlc", "als", "gaussian-ls")
 RELATIONS = ("remove", "zero")

@@ -3,8 +3,8 @@ import json
 import numpy as np
 import pytest
 
-import auditor
-from auditor import AuditReport, audit
+from ndis import auditor
+from ndis.auditor import AuditReport, audit
 
 from .conftest import GaussianMechanism, gaussian_delta_reference
 

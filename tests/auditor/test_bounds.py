@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from auditor import bounds
+from ndis.auditor import bounds
 
 
 def test_clopper_pearson_edge_cases_have_closed_forms():

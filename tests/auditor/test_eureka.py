@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
-from auditor import audit
-from auditor.eureka import accuracy_to_delta, knn_k, knn_predict_1d, paper_radius
+from ndis.auditor import audit
+from ndis.auditor.eureka import accuracy_to_delta, knn_k, knn_predict_1d, paper_radius
 
 from .conftest import gaussian_delta_reference
 

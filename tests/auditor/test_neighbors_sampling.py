@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from auditor import neighbors, sampling
+from ndis.auditor import neighbors, sampling
 
 
 def test_relations_are_checked_and_constructed():

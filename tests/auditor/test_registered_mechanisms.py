@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-import mechanisms
-import theory
-from auditor import audit
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
 
 
 def test_gaussian_mechanism_report_carries_the_exact_curve():

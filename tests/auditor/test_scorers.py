@@ -3,7 +3,7 @@ import pytest
 from scipy.special import log_expit
 from scipy.stats import multivariate_normal
 
-from auditor import audit, features, scorers
+from ndis.auditor import audit, features, scorers
 
 MEAN_P, VAR_P = np.array([0.5, 0.0]), np.array([1.0, 2.25])
 
@@ -84,7 +84,7 @@ def test_feature_resolution():
 
 
 def test_torch_device_selection():
-    from auditor.mlp import select_device
+    from ndis.auditor.mlp import select_device
 
     assert select_device("auto") in ("cpu", "cuda", "mps")
     assert select_device("cpu") == "cpu"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from auditor import spectrum
+from ndis.auditor import spectrum
 
 from .conftest import gaussian_delta_reference, optimal_event_probabilities
 

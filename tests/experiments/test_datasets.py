@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from experiments import datasets
+from ndis.experiments import datasets
 
 CANCER = "/work/shared/data/cancer_reg.csv"
 

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from experiments import reproduce
+from ndis.experiments import reproduce
 
 
 def test_mask_sigma_table_reproduces_every_printed_value(tmp_path):

@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from experiments import reproduce
-from experiments.cli import main
+from ndis.experiments import reproduce
+from ndis.cli import main
 
 
 def test_list_names_every_reproduction(capsys):
@@ -42,8 +42,8 @@ def test_rp_table_rows_use_each_schemes_calibration(tmp_path):
     # no noise for RP, Sheffet's c2 and ISIT'18's sigma at eps = 1, delta = 1/n, r = 1200 (spec M5, M12).
     import numpy as np
 
-    import theory
-    from experiments import datasets
+    from ndis import theory
+    from ndis.experiments import datasets
 
     reproduce.run("table-rp-utility", out=tmp_path, quick=True)
     table = pd.read_csv(tmp_path / "table-rp-utility" / "table-III.csv")

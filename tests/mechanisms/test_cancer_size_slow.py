@@ -7,8 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-import mechanisms
-from experiments.datasets import cancer
+from ndis import mechanisms
+from ndis.experiments.datasets import cancer
 
 from .checks import same_distribution
 

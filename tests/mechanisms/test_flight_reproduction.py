@@ -9,10 +9,10 @@ its rounding interval.
 import numpy as np
 import pytest
 
-import mechanisms
-import theory
-from experiments.datasets import flights
-from mechanisms import utility
+from ndis import mechanisms
+from ndis import theory
+from ndis.experiments.datasets import flights
+from ndis.mechanisms import utility
 
 TRIALS = 300
 R = 1200

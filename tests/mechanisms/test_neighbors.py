@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import mechanisms
-import theory
-from experiments.datasets import synthetic
-from mechanisms import neighbors
+from ndis import mechanisms
+from ndis import theory
+from ndis.experiments.datasets import synthetic
+from ndis.mechanisms import neighbors
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-import mechanisms
-import theory
-from mechanisms.isit18 import entry_flip_eigenvalues, mi_delta, mi_noise_variance, rp_noise_variance
-from mechanisms.masking import cor35_sigma, thm32_sigma, thm34_sigma
-from mechanisms.sketching import eq4_variance, laplace_scale, local_variance, min_clients
+from ndis import mechanisms
+from ndis import theory
+from ndis.mechanisms.isit18 import entry_flip_eigenvalues, mi_delta, mi_noise_variance, rp_noise_variance
+from ndis.mechanisms.masking import cor35_sigma, thm32_sigma, thm34_sigma
+from ndis.mechanisms.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
 # seed 003 Table 1 (scheme (B), sigma_0 of Thm 3.4) as printed; the last row's n = 1e4, p = 20 entry
 # is truncated in the paper, 121.4 from the spec's recomputation ("ratio around 27").
@@ -158,7 +158,7 @@ def test_seed001_rp_spectrum_at_paper_scale():
 def test_seed001_utility():
     """eta >= 1 with equality at theta*; Thm 1's bound holds for AN releases in a regime where it is
     not vacuous (large n, small sigma): every one of 200 draws, the bound's probability being ~1."""
-    from mechanisms.isit18 import an_error_bound, relative_error
+    from ndis.mechanisms.isit18 import an_error_bound, relative_error
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(4000, 3))
     y = X @ np.array([1.0, -1.0, 0.5]) + 0.5 * rng.standard_normal(4000)
@@ -188,8 +188,8 @@ def test_isit18_sigma_modes():
 def test_seed002_and_seed003_utility_metrics():
     """psi = 0 at the exact top-k subspace and > 0 elsewhere; phi = 1 at the ridge optimum; the Gram
     error of (B) grows with sigma."""
-    from mechanisms.masking import gram_error
-    from mechanisms.sketching import lra_error, ridge_error
+    from ndis.mechanisms.masking import gram_error
+    from ndis.mechanisms.sketching import lra_error, ridge_error
     rng = np.random.default_rng(0)
     A = rng.uniform(-1, 1, size=(200, 4)) * np.array([1.0, 0.8, 0.2, 0.1])
     top = np.linalg.svd(A, full_matrices=False)[2][:2].T
@@ -223,7 +223,7 @@ def test_ltm_gauss_noise_rules():
 def test_resampled_sketch_spectrum_is_the_average_over_sketches():
     """E_S[delta_mu(S)] by the Binomial bucket law equals the mean over 2000 sketch seeds of the exact
     fixed-sketch delta of the same client (4 standard errors)."""
-    from mechanisms.sketching import resampled_sketch_delta
+    from ndis.mechanisms.sketching import resampled_sketch_delta
     n, m, sigma, change = 40, 5, 1.0, 2.0
     mech = mechanisms.get("ltm-gauss", m=m, sigma=sigma)
     mu = np.array([change * np.sqrt(mech.with_params(sketch_seed=seed).sketch(n).row_weight()[0]) / sigma

@@ -10,7 +10,7 @@ smaller N and n = 12; so do the literal Gamma-difference noises of ltm-laplace (
 import numpy as np
 import pytest
 
-import mechanisms
+from ndis import mechanisms
 
 from .checks import same_distribution
 
@@ -91,7 +91,7 @@ def test_checks_detect_a_wrong_mask():
 
 
 def test_haar_stiefel_is_orthonormal_and_rotation_invariant():
-    from mechanisms.masking import haar_stiefel
+    from ndis.mechanisms.masking import haar_stiefel
     V = haar_stiefel(N, 5, 2, np.random.default_rng(0))
     assert np.allclose(np.einsum("kni,knj->kij", V, V), np.eye(2), atol=1e-12)
     # Haar: each column is uniform on the sphere, so V[:, 0, 0]^2 ~ Beta(1/2, (n-1)/2), mean 1/n

@@ -9,8 +9,8 @@ and variances within 4 standard errors).
 import numpy as np
 import pytest
 
-import mechanisms
-from experiments.datasets import synthetic
+from ndis import mechanisms
+from ndis.experiments.datasets import synthetic
 
 from .checks import moments_match, same_distribution
 from .test_other_schemes_samplers import CASES as OTHER_CASES
@@ -112,7 +112,7 @@ def test_checks_detect_a_small_change(data):
 def test_literal_sketch_in_row_blocks_matches(data, monkeypatch):
     """When r n exceeds the chunk budget the literal sketch draws Pi in row blocks (as at Flight
     size); its law is unchanged. A budget of 1000 floats forces that path at n = 40, r = 50."""
-    monkeypatch.setattr("mechanisms.sketch.CHUNK_FLOATS", 1000)
+    monkeypatch.setattr("ndis.mechanisms.sketch.CHUNK_FLOATS", 1000)
     mech = mechanisms.get("rp", r=50)
     literal = mech.sample_literal(data, 4000, np.random.default_rng(1))
     fast = mech.sample(data, 4000, np.random.default_rng(2))

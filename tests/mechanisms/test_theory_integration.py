@@ -5,9 +5,9 @@ on the same configuration."""
 import numpy as np
 import pytest
 
-import mechanisms
-import theory
-from experiments.datasets import synthetic
+from ndis import mechanisms
+from ndis import theory
+from ndis.experiments.datasets import synthetic
 
 EPS = np.array([0.0, 0.5, 1.0])
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mechanisms import utility
+from ndis.mechanisms import utility
 
 D = np.eye(2)                # columns e1, e2: ||D_1 - D_2|| = sqrt(2), D^T D = I
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import mechanisms
-from experiments.datasets import synthetic
+from ndis import mechanisms
+from ndis.experiments.datasets import synthetic
 
 
 @pytest.fixture(scope="module")

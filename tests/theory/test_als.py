@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import linalg
 
-from experiments.datasets import cancer, flights
-from theory.als import als_delta, als_log_delta, ols_sigma
-from theory.gaussian_pair import GaussianPair
+from ndis.experiments.datasets import cancer, flights
+from ndis.theory.als import als_delta, als_log_delta, ols_sigma
+from ndis.theory.gaussian_pair import GaussianPair
 
 CANCER_CSV = "/work/shared/data/cancer_reg.csv"
 LOG_TINY = math.log(1e-300)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import theory
-from experiments.datasets import synthetic
+from ndis import theory
+from ndis.experiments.datasets import synthetic
 
 EPS = np.array([0.0, 0.5, 1.0])
 

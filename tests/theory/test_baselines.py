@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import theory
-from experiments.datasets import flights
+from ndis import theory
+from ndis.experiments.datasets import flights
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from theory.gaussian import (
+from ndis.theory.gaussian import (
     classic_gaussian_sigma,
     gaussian_delta,
     gaussian_log_delta,

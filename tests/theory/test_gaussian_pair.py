@@ -9,9 +9,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from experiments.datasets import flights
-from theory.gaussian import gaussian_delta
-from theory.gaussian_pair import GaussianPair
+from ndis.experiments.datasets import flights
+from ndis.theory.gaussian import gaussian_delta
+from ndis.theory.gaussian_pair import GaussianPair
 from tests.theory.references import (
     gaussian_delta_mp,
     generalized_eigenvalues_mp,

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from theory.gaussian_pair import GaussianPair, sample_loss
-from theory.quadratic_loss import QuadraticLoss, log_delta
+from ndis.theory.gaussian_pair import GaussianPair, sample_loss
+from ndis.theory.quadratic_loss import QuadraticLoss, log_delta
 from tests.theory.references import chi2_loss_delta_mp, relative_error
 
 RTOL = 1e-9

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from experiments.datasets import flights
-from theory.rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma
+from ndis.experiments.datasets import flights
+from ndis.theory.rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma
 from tests.theory.references import (
     relative_error,
     relative_error_delta,

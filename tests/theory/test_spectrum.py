@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import theory
-from experiments.datasets import cancer, synthetic
+from ndis import theory
+from ndis.experiments.datasets import cancer, synthetic
 
 EPS = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
 

@@ -1,8 +1,9 @@
-"""Argument and dataset checks shared by every mechanism.
+"""Checks of user input, in one place for every ndis package.
 
-Each check raises ValueError (TypeError for a wrong type) with a message naming the parameter, what
-was wrong and what is allowed (DESIGN.md, Errors). Numeric parameters may also be given as strings
-("300", "1e-5"), so that command-line `--param k=v` values can be passed through unchanged.
+Each check raises ValueError (TypeError for a wrong type) with a message naming the argument, what
+was wrong and what is allowed. Numeric parameters may also be given as strings ("300", "1e-5"), so
+that command-line `--param k=v` values can be passed through unchanged. Array-valued functions
+follow the scipy.stats convention: scalar in, float out; array in, ndarray out.
 """
 
 from __future__ import annotations
@@ -10,6 +11,32 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
+
+def as_finite_array(value, name: str) -> np.ndarray:
+    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric: {error}") from None
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return array
+
+
+def scalar_or_array(result, like):
+    """A Python float when `like` is a scalar, else an ndarray (scipy.stats convention)."""
+    if np.ndim(like) == 0:
+        return float(np.asarray(result).reshape(-1)[0])
+    return np.asarray(result, dtype=float)
+
+
+def check_probability(delta, name: str = "delta") -> np.ndarray:
+    """delta as an array, each value strictly inside (0, 1)."""
+    delta = as_finite_array(delta, name)
+    if np.any((delta <= 0) | (delta >= 1)):
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {delta}")
+    return delta
 
 
 def _number(name: str, value) -> float:
@@ -138,3 +165,20 @@ def check_full_rank(R: np.ndarray, what: str, n_rows: int) -> None:
             f"{what} is rank-deficient (its {k} columns are linearly dependent); full column rank is required: "
             "drop collinear columns, or use a mechanism that appends sigma*I rows"
         )
+
+
+def as_eps(eps) -> np.ndarray:
+    """eps values as a float array of the same shape (scalar in, 0-d array out).
+
+    One rule everywhere in ndis: eps must be finite; negative values are allowed, since the
+    hockey-stick divergence delta(eps) is defined for every real eps (and is >= 1 - e^eps there).
+    """
+    return as_finite_array(eps, "eps")
+
+
+def as_eps_grid(eps) -> np.ndarray:
+    """A non-empty 1-D grid of eps values (a scalar becomes a one-point grid), under `as_eps`'s rule."""
+    grid = as_eps(eps)
+    if grid.ndim > 1 or grid.size == 0:
+        raise ValueError(f"eps must be a number or a non-empty 1-D grid of numbers, got shape {grid.shape}")
+    return grid.reshape(-1)

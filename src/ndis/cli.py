@@ -1,6 +1,9 @@
-"""The `ndis` command line: theory spectra, mechanisms, audits and reproductions.
+"""The `ndis` command line: audits, exact spectra, mechanisms and reproductions.
 
-User mistakes (bad names, paths, parameters) print one line on stderr and exit with code 2.
+This module is the only place that sees argparse: it turns options into plain arguments of the
+library functions. Mistakes in the arguments (bad names, paths, parameters) print one line on
+stderr and exit with code 2. Heavy libraries are imported inside the commands, so that
+`ndis --help` and `ndis --version` answer at once.
 """
 
 from __future__ import annotations
@@ -11,17 +14,17 @@ import pathlib
 import sys
 import time
 
-import numpy as np
-
-from . import datasets
+from ndis import __version__
 
 
 class UsageError(ValueError):
     """A command-line mistake reported as one line."""
 
 
-def parse_grid(text: str) -> np.ndarray:
+def parse_grid(text: str):
     """eps grid from 'start:stop:num' (inclusive, num points) or a comma-separated list."""
+    import numpy as np
+
     try:
         if ":" in text:
             start, stop, num = text.split(":")
@@ -34,6 +37,7 @@ def parse_grid(text: str) -> np.ndarray:
 
 
 def parse_value(text: str):
+    """'12' -> 12, '1e-5' -> 1e-05, 'true' -> True, anything else stays a string."""
     for kind in (int, float):
         try:
             return kind(text)
@@ -42,7 +46,8 @@ def parse_value(text: str):
     return {"true": True, "false": False}.get(text.lower(), text)
 
 
-def parse_params(items: list[str]) -> dict:
+def parse_params(items: list[str] | None) -> dict:
+    """['r=1200', 'sigma=0.5'] -> {'r': 1200, 'sigma': 0.5}."""
     params = {}
     for item in items or []:
         key, sep, value = item.partition("=")
@@ -52,40 +57,77 @@ def parse_params(items: list[str]) -> dict:
     return params
 
 
+def parse_claimed(text: str | None):
+    """'EPS,DELTA' -> (eps, delta); None stays None."""
+    if text is None:
+        return None
+    try:
+        eps, delta = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"bad --claimed {text!r}: use EPS,DELTA (e.g. 1,1e-5)") from None
+    return eps, delta
+
+
 def _output_dir(path: str) -> pathlib.Path:
     out = pathlib.Path(path)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
 
-def _mechanism(name: str, params: dict):
-    """A registered mechanism object when `mechanisms` knows the name, else the theory family name."""
-    try:
-        import mechanisms
-        registered = mechanisms.names()
-    except (ImportError, AttributeError):
-        registered = ()
-    if name in registered:
-        return mechanisms.get(name, **params), {}
-    return name, params
-
-
-def print_table(columns: dict, rows: int = 11) -> None:
+def print_table(columns: dict, rows: int = 11, stream=None) -> None:
     """A short fixed-width table of evenly spaced rows of the given columns."""
+    import numpy as np
+
     n = len(next(iter(columns.values())))
     pick = np.unique(np.linspace(0, n - 1, min(rows, n)).round().astype(int))
-    print("  ".join(f"{name:>12}" for name in columns))
+    print("  ".join(f"{name:>12}" for name in columns), file=stream)
     for i in pick:
-        print("  ".join(f"{float(values[i]):>12.5g}" for values in columns.values()))
+        print("  ".join(f"{float(values[i]):>12.5g}" for values in columns.values()), file=stream)
+
+
+def command_audit(args, stream=None) -> None:
+    """`ndis audit`: audit, print the table, write report.json, spectrum.csv and spectrum.png."""
+    from ndis.auditor import audit
+    from ndis.experiments import datasets
+    from ndis.mechanisms import resolve
+
+    stream = stream or sys.stdout
+    eps, params, claimed = parse_grid(args.eps), parse_params(args.param), parse_claimed(args.claimed)
+    data = datasets.load(args.data)
+    mech = resolve(args.mechanism, **params)
+    report = audit(mech, data, None, eps=eps, n_samples=args.samples, seed=args.seed, scorer=args.scorer,
+                   features=args.features, alpha=args.alpha, claimed=claimed, n_jobs=args.jobs,
+                   backend=args.backend, method=args.method, neighbor=args.neighbor, scheduler=args.scheduler,
+                   progress=None)
+    report.info["data"] = args.data
+    out = _output_dir(args.out)
+    report.to_json(out / "report.json")
+    report.to_frame().to_csv(out / "spectrum.csv", index=False)
+    neighbor = report.info["neighbor"]
+    report.plot(out / "spectrum.png", title=f"{report.info['mechanism']} on {args.data} "
+                                            f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    seconds = report.info["timings"]["total"]
+    print(f"{report.info['mechanism']} on {args.data}: {neighbor['relation']} row {neighbor['row']} "
+          f"({neighbor['how']}), scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
+    print(report.table(), file=stream)
+    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}", file=stream)
 
 
 def command_theory(args) -> None:
-    import theory
-    from .plotting import plot_curves
+    """`ndis theory`: the exact spectrum of a Gaussian-output mechanism on a dataset."""
+    import numpy as np
+
+    from ndis import mechanisms, theory
+    from ndis.experiments import datasets
+    from ndis.experiments.plotting import plot_curves
 
     eps = parse_grid(args.eps)
     D = datasets.load(args.data)
-    mechanism, params = _mechanism(args.mechanism, parse_params(args.param))
+    params = parse_params(args.param)
+    if args.mechanism in mechanisms.names():
+        mechanism, params = mechanisms.get(args.mechanism, **params), {}
+    else:
+        mechanism = args.mechanism
     rows = args.rows if args.rows in ("worst", "all") else [int(v) for v in args.rows.split(",")]
     started = time.perf_counter()
     result = theory.spectrum(mechanism, D, eps, neighbor=args.neighbor, rows=rows, **params)
@@ -109,21 +151,17 @@ def command_theory(args) -> None:
     print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
 
 
-def command_audit(args) -> None:
-    from auditor import run
-
-    run.audit_from_cli(args, datasets.load(args.data), parse_grid(args.eps), parse_params(args.param))
-
-
 def command_mechanisms(args) -> None:
-    import mechanisms
+    """`ndis mechanisms`: the registered schemes and their parameters."""
+    from ndis import mechanisms
 
     for name, text in mechanisms.describe().items():
         print(f"{name}: {text}\n")
 
 
 def command_reproduce(args) -> None:
-    from . import reproduce
+    """`ndis reproduce`: a figure or table of the source papers."""
+    from ndis.experiments import reproduce
 
     if args.list or not args.name:
         for name, (_, description) in reproduce.REPRODUCTIONS.items():
@@ -135,14 +173,34 @@ def command_reproduce(args) -> None:
     print(f"wrote {folder} ({record['seconds']:.1f} s)")
 
 
+def _add_audit_arguments(parser) -> None:
+    parser.add_argument("mechanism", help="a registered mechanism name (see `ndis mechanisms`) or module.path:callable")
+    parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="mechanism parameter (repeatable)")
+    parser.add_argument("--data", required=True, help="flights[:ROWS], cancer:PATH, song:PATH, synthetic:..., or a CSV")
+    parser.add_argument("--neighbor", default="remove:worst",
+                        help="RELATION[:ROWS]: remove|zero|replace|entry, ROWS = worst (default), random or an index")
+    parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
+    parser.add_argument("--samples", type=int, default=10**6, help="samples per side (default 1e6)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting")
+    parser.add_argument("--features", default="auto", help="auto (default), flatten, gram")
+    parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
+                        help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the bounds (default 0.05)")
+    parser.add_argument("--claimed", metavar="EPS,DELTA", help="test a claimed (eps, delta), e.g. 1,1e-5")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
+    parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: an in-process LocalCluster)")
+    parser.add_argument("--out", default="ndis-out/audit", help="output directory (default ndis-out/audit)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"ndis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     au = commands.add_parser("audit", help="black-box estimate of a mechanism's privacy spectrum from samples")
-    from auditor.run import add_arguments
-
-    add_arguments(au)
+    _add_audit_arguments(au)
     au.set_defaults(run=command_audit)
 
     me = commands.add_parser("mechanisms", help="list the registered mechanisms and their parameters")

@@ -1,0 +1,77 @@
+"""The `ndis` command line: outputs of `ndis theory` / `ndis audit`, one-line errors with exit code 2."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ndis import theory
+from ndis.experiments import datasets
+from ndis.cli import main
+
+
+def test_theory_command_writes_csv_png_json(tmp_path, capsys):
+    code = main(["theory", "rp", "--param", "r=10", "--data", "synthetic:n=200,d=3,seed=1",
+                 "--eps", "0:2:9", "--out", str(tmp_path)])
+    assert code == 0
+    table = np.genfromtxt(tmp_path / "spectrum.csv", delimiter=",", names=True)
+    D = datasets.load("synthetic:n=200,d=3,seed=1")
+    expected = theory.rp_delta(np.linspace(0, 2, 9), theory.leverages(D).max(), 10)
+    np.testing.assert_allclose(table["delta"], expected, rtol=1e-12)
+    assert (tmp_path / "spectrum.png").stat().st_size > 10_000
+    summary = json.loads((tmp_path / "theory.json").read_text())
+    assert summary["worst_row"] == int(np.argmax(theory.leverages(D)))
+    assert "delta" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["theory", "nope", "--data", "flights:100"], "unknown mechanism family"),
+    (["theory", "rp", "--data", "missing.csv"], "unknown dataset"),
+    (["theory", "rp", "--data", "flights:100", "--eps", "a:b"], "bad eps grid"),
+    (["theory", "rp", "--data", "flights:100", "--param", "r"], "bad --param"),
+    (["theory", "als", "--data", "flights:100", "--param", "r=1"], "sketch size"),
+])
+def test_user_mistakes_give_one_line_and_exit_2(argv, message, tmp_path, capsys):
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_mechanisms_command_lists_every_registered_scheme(capsys):
+    from ndis import mechanisms
+
+    assert main(["mechanisms"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}:" in out for name in mechanisms.names())
+
+
+def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_path, capsys):
+    argv = ["audit", "examples.third_party_mechanism:noisy_column_means", "--param", "sigma_scale=0.25",
+            "--data", "synthetic:n=50,d=2,seed=1", "--neighbor", "zero:0", "--samples", "6000", "--eps", "0:1:5",
+            "--claimed", "1,1e-5", "--scorer", "quadratic", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png"}
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["info"]["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
+    assert saved["info"]["data"] == "synthetic:n=50,d=2,seed=1" and saved["verdict"]["label"]
+    out = capsys.readouterr().out
+    assert "delta_hat" in out and "wrote" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["audit", "no_such_module_xyz:f", "--data", "flights:100"], "cannot import module"),
+    (["audit", "examples.third_party_mechanism:missing", "--data", "flights:100"], "has no attribute"),
+    (["audit", "gaussian", "--data", "flights:100", "--claimed", "1;1e-5"], "EPS,DELTA"),
+])
+def test_audit_command_reports_bad_specs_in_one_line(argv, message, tmp_path, capsys):
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_version_flag_prints_the_package_version(capsys):
+    import ndis
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"ndis {ndis.__version__}"

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from ndis import mechanisms  # noqa: E402
-from ndis import theory  # noqa: E402
-from ndis.auditor import audit  # noqa: E402
-from ndis.experiments import datasets  # noqa: E402
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
+from ndis.experiments import datasets
 
 
 def run(name, D, r, n_samples, out, lines):

@@ -18,17 +18,15 @@ from __future__ import annotations
 import argparse
 import pathlib
 import resource
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from ndis import mechanisms  # noqa: E402
-from ndis import theory  # noqa: E402
-from ndis.auditor import audit  # noqa: E402
-from ndis.experiments import datasets  # noqa: E402
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
+from ndis.experiments import datasets
 
 SIGMA = 4.8448
 

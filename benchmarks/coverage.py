@@ -22,17 +22,14 @@ is >= 95% of runs):
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from ndis import mechanisms  # noqa: E402
-from ndis import theory  # noqa: E402
-from ndis.auditor import audit  # noqa: E402
+from ndis import mechanisms
+from ndis import theory
+from ndis.auditor import audit
 
 ALPHA = 0.05
 SIGMA_CLAIMED = 4.8448  # classic calibration of (1, 1e-5) for sensitivity 1

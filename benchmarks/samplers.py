@@ -16,17 +16,14 @@ filled in per size (r of the size, eps = 1, delta = 1/n) when the scheme takes t
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from ndis import mechanisms  # noqa: E402
-from ndis.experiments import datasets  # noqa: E402
-from ndis.mechanisms.registry import parameters  # noqa: E402
+from ndis import mechanisms
+from ndis.experiments import datasets
+from ndis.mechanisms.registry import parameters
 
 ENTRIES: list[tuple[str, dict]] = [
     ("gaussian", dict(query="ols", sigma=0.1)),

@@ -11,17 +11,14 @@ Everything is measured in this run; nothing is hard-coded.
 from __future__ import annotations
 
 import math
-import pathlib
 import platform
 import statistics
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from ndis.theory.gaussian_pair import GaussianPair  # noqa: E402
+from ndis.theory.gaussian_pair import GaussianPair
 
 
 def thirteen_dim_pair(seed: int = 13) -> GaussianPair:

@@ -10,14 +10,16 @@ The auditor only calls the function. Run from the repository root:
     python -m examples.third_party_mechanism            # prints the table, writes ndis-out/example
 
 `main` audits the replace-one pair that realises the sensitivity (a corner row moved to the opposite
-corner) and finds the violation. The command line can audit the same function on a dataset, with the
-neighbour chosen by a black-box screen of remove/zero candidates:
+corner) and finds the violation. The command line audits the same function on the same pair: the
+dataset of `main` is `examples/unit_square.csv`, and the replacement row is given explicitly:
 
-    ndis audit examples.third_party_mechanism:noisy_column_means --data synthetic:n=50,d=2,seed=1 \
-        --neighbor zero:worst --claimed 1,1e-5
+    ndis audit examples.third_party_mechanism:noisy_column_means --data examples/unit_square.csv \
+        --neighbor replace:0 --replacement 1,1 --claimed 1,1e-5 --scorer quadratic --samples 2e5
 """
 
 from __future__ import annotations
+
+import pathlib
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from ndis import theory
 from ndis.auditor import audit
 
 
+DATA = pathlib.Path(__file__).with_name("unit_square.csv")
 _SIGMA = {}
 
 
@@ -43,9 +46,7 @@ def noisy_column_means(data, rng, sigma_scale=0.25):
 
 
 def main(out="ndis-out/example", n_samples=200_000, n_jobs=2):
-    rng = np.random.default_rng(1)
-    D = rng.uniform(size=(50, 2))
-    D[0] = 0.0
+    D = np.loadtxt(DATA, delimiter=",", skiprows=1)  # 50 rows in the unit square, row 0 at the corner (0, 0)
     D_prime = D.copy()
     D_prime[0] = 1.0  # replacing a corner row by the opposite corner moves the means by the sensitivity
     # what the author's calibration promises vs what the shipped code does: mu = shift / sigma

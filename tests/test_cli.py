@@ -1,6 +1,7 @@
 """The `ndis` command line: outputs of `ndis theory` / `ndis audit`, one-line errors with exit code 2."""
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -41,8 +42,11 @@ def test_mechanisms_command_lists_every_registered_scheme(capsys):
     from ndis import mechanisms
 
     assert main(["mechanisms"]) == 0
-    out = capsys.readouterr().out
-    assert all(f"{name}:" in out for name in mechanisms.names())
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:len(mechanisms.names())]] == mechanisms.names()
+    assert main(["mechanisms", "als"]) == 0
+    details = capsys.readouterr().out
+    assert details.startswith("als: ") and "\n  r: " in details
 
 
 def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_path, capsys):
@@ -75,3 +79,47 @@ def test_version_flag_prints_the_package_version(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"ndis {ndis.__version__}"
+
+
+def test_the_examples_command_line_finds_the_violation_its_python_form_finds(tmp_path, capsys, monkeypatch):
+    # the docstring's command, at a fifth of its samples: mu = 2.2, so delta(1) = 0.15 >> 1e-5 with 4e4 samples
+    import examples.third_party_mechanism as example
+
+    monkeypatch.chdir(pathlib.Path(example.__file__).parents[1])
+    lines = [line.strip(" \\") for line in example.__doc__.splitlines() if line.strip().startswith(("ndis audit", "--"))]
+    argv = " ".join(lines).split()[1:]
+    argv[argv.index("--samples") + 1] = "4e4"
+    assert main(argv + ["--out", str(tmp_path)]) == 0
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["verdict"]["label"] == "violation" and saved["info"]["neighbor"]["relation"] == "replace"
+
+
+def test_out_is_checked_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file.csv"
+    blocker.write_text("x")
+    argv = ["audit", "gaussian", "--param", "sigma=1", "--data", "flights:100", "--out", str(blocker / "sub")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "cannot write to --out" in err and err.count("\n") == 1
+
+
+def test_data_prime_is_audited_as_given(tmp_path, capsys):
+    from ndis.experiments import datasets
+
+    D = datasets.load("synthetic:n=30,d=2,seed=3")
+    np.savetxt(tmp_path / "d.csv", D, delimiter=",")
+    np.savetxt(tmp_path / "dp.csv", D[1:], delimiter=",")
+    argv = ["audit", "gaussian", "--param", "sigma=0.2", "--param", "query=mean", "--data", str(tmp_path / "d.csv"),
+            "--data-prime", str(tmp_path / "dp.csv"), "--neighbor", "remove", "--samples", "2e4", "--eps", "0:1:3",
+            "--scorer", "quadratic", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    saved = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert saved["info"]["neighbor"] == {"relation": "remove", "row": 0, "how": "given"}
+    assert saved["info"]["n_samples"] == 20_000
+
+
+def test_replacement_needs_a_row_index(tmp_path, capsys):
+    argv = ["audit", "gaussian", "--param", "sigma=1", "--data", "flights:100", "--neighbor", "replace:worst",
+            "--replacement", "1,2", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--replacement goes with" in capsys.readouterr().err

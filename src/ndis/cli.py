@@ -68,10 +68,61 @@ def parse_claimed(text: str | None):
     return eps, delta
 
 
+def parse_count(text: str) -> int:
+    """A sample count: '200000', '2e5' or '1e6' -> int; anything that is not a whole number >= 1 fails."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value.is_integer() or value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(value)
+
+
+def parse_row(text: str):
+    """'0.5,1,2' -> [0.5, 1.0, 2.0] (a replacement row, or COLUMN,VALUE for the entry relation)."""
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(f"bad --replacement {text!r}: use comma-separated numbers, e.g. 0.5,1,2") from None
+
+
 def _output_dir(path: str) -> pathlib.Path:
+    """The output folder, created and checked for writability before any work is done."""
     out = pathlib.Path(path)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".ndis-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"cannot write to --out {path!r}: {error.strerror or error}") from None
     return out
+
+
+def _neighbour_pair(args, data):
+    """(D', neighbour spec) from --data-prime, --neighbor and --replacement."""
+    import numpy as np
+
+    from ndis.core import neighbors
+    from ndis.experiments import datasets
+
+    if args.data_prime is not None:
+        if args.replacement is not None:
+            raise UsageError("give either --data-prime or --replacement, not both")
+        return datasets.load(args.data_prime), args.neighbor
+    spec = args.neighbor or "remove:worst"
+    relation, row = neighbors.parse(spec)
+    if args.replacement is None:
+        return None, spec
+    if relation not in ("replace", "entry") or not isinstance(row, int):
+        raise UsageError("--replacement goes with --neighbor replace:ROW (a new row) or entry:ROW (COLUMN,VALUE)")
+    values = parse_row(args.replacement)
+    if relation == "entry":
+        if len(values) != 2 or not float(values[0]).is_integer():
+            raise UsageError("--neighbor entry:ROW takes --replacement COLUMN,VALUE")
+        values = (int(values[0]), values[1])
+    return neighbors.make(np.asarray(data), relation, row, values), relation
 
 
 def print_table(columns: dict, rows: int = 11, stream=None) -> None:
@@ -93,14 +144,17 @@ def command_audit(args, stream=None) -> None:
 
     stream = stream or sys.stdout
     eps, params, claimed = parse_grid(args.eps), parse_params(args.param), parse_claimed(args.claimed)
+    out = _output_dir(args.out)
     data = datasets.load(args.data)
+    data_prime, neighbor = _neighbour_pair(args, data)
     mech = resolve(args.mechanism, **params)
-    report = audit(mech, data, None, eps=eps, n_samples=args.samples, seed=args.seed, scorer=args.scorer,
+    report = audit(mech, data, data_prime, eps=eps, n_samples=args.samples, seed=args.seed, scorer=args.scorer,
                    features=args.features, alpha=args.alpha, claimed=claimed, n_jobs=args.jobs,
-                   backend=args.backend, method=args.method, neighbor=args.neighbor, scheduler=args.scheduler,
+                   backend=args.backend, method=args.method, neighbor=neighbor, scheduler=args.scheduler,
                    progress=None)
     report.info["data"] = args.data
-    out = _output_dir(args.out)
+    if args.data_prime is not None:
+        report.info["data_prime"] = args.data_prime
     report.to_json(out / "report.json")
     report.to_frame().to_csv(out / "spectrum.csv", index=False)
     neighbor = report.info["neighbor"]
@@ -121,9 +175,9 @@ def command_theory(args) -> None:
     from ndis.experiments import datasets
     from ndis.experiments.plotting import plot_curves
 
-    eps = parse_grid(args.eps)
+    eps, params = parse_grid(args.eps), parse_params(args.param)
+    out = _output_dir(args.out)
     D = datasets.load(args.data)
-    params = parse_params(args.param)
     if args.mechanism in mechanisms.names():
         mechanism, params = mechanisms.get(args.mechanism, **params), {}
     else:
@@ -132,7 +186,6 @@ def command_theory(args) -> None:
     started = time.perf_counter()
     result = theory.spectrum(mechanism, D, eps, neighbor=args.neighbor, rows=rows, **params)
     elapsed = time.perf_counter() - started
-    out = _output_dir(args.out)
     curves = {"max": result.delta, "forward": result.forward, "reverse": result.reverse}
     table = np.column_stack([eps, result.delta, result.forward, result.reverse, result.row])
     np.savetxt(out / "spectrum.csv", table, delimiter=",", header="eps,delta,forward,reverse,row",
@@ -152,11 +205,19 @@ def command_theory(args) -> None:
 
 
 def command_mechanisms(args) -> None:
-    """`ndis mechanisms`: the registered schemes and their parameters."""
+    """`ndis mechanisms`: one line per registered scheme; `ndis mechanisms NAME`: its parameters."""
     from ndis import mechanisms
 
-    for name, text in mechanisms.describe().items():
-        print(f"{name}: {text}\n")
+    described = mechanisms.describe()
+    if args.name is None:
+        width = max(map(len, described))
+        for name, text in described.items():
+            print(f"{name:<{width}}  {text.splitlines()[0]}")
+        print("\n`ndis mechanisms NAME` shows a scheme's parameters.")
+        return
+    if args.name not in described:
+        raise UsageError(f"unknown mechanism {args.name!r}; known mechanisms: {', '.join(described)}")
+    print(f"{args.name}: {described[args.name]}")
 
 
 def command_reproduce(args) -> None:
@@ -177,10 +238,15 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("mechanism", help="a registered mechanism name (see `ndis mechanisms`) or module.path:callable")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="mechanism parameter (repeatable)")
     parser.add_argument("--data", required=True, help="flights[:ROWS], cancer:PATH, song:PATH, synthetic:..., or a CSV")
-    parser.add_argument("--neighbor", default="remove:worst",
-                        help="RELATION[:ROWS]: remove|zero|replace|entry, ROWS = worst (default), random or an index")
+    parser.add_argument("--data-prime", metavar="NAME_OR_PATH",
+                        help="the neighbouring dataset D' itself (checked against --neighbor when given)")
+    parser.add_argument("--neighbor", default=None,
+                        help="RELATION[:ROWS]: remove|zero|replace|entry, ROWS = worst, random or an index "
+                             "(default remove:worst; with --data-prime: the mechanism's declared relation)")
+    parser.add_argument("--replacement", metavar="VALUES",
+                        help="the new row for --neighbor replace:ROW (comma-separated), or COLUMN,VALUE for entry:ROW")
     parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
-    parser.add_argument("--samples", type=int, default=10**6, help="samples per side (default 1e6)")
+    parser.add_argument("--samples", type=parse_count, default=10**6, help="samples per side (default 1e6)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram")
@@ -203,7 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_audit_arguments(au)
     au.set_defaults(run=command_audit)
 
-    me = commands.add_parser("mechanisms", help="list the registered mechanisms and their parameters")
+    me = commands.add_parser("mechanisms", help="list the registered mechanisms, or show one's parameters")
+    me.add_argument("name", nargs="?", help="a registered mechanism: show its description and parameters")
     me.set_defaults(run=command_mechanisms)
 
     th = commands.add_parser("theory", help="exact privacy spectrum of a Gaussian-output mechanism on a dataset")
@@ -230,12 +297,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ndis.core.errors import MechanismError
+
     try:
         args.run(args)
+    except MechanismError as error:
+        import traceback
+
+        print(f"ndis {args.command}: the mechanism raised an exception ({error.where}):", file=sys.stderr)
+        traceback.print_exception(error.__cause__, file=sys.stderr)
+        return 1
     except (ValueError, TypeError, FileNotFoundError) as error:
         message = error.args[0] if error.args else type(error).__name__
         print(f"ndis {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"ndis {args.command}: interrupted; nothing was written", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -137,7 +137,7 @@ def test_bad_mechanism_output_is_reported(output, message):
 
 def test_bad_arguments_are_reported(gaussian_batched):
     with pytest.raises(ValueError, match="eps"):
-        audit(gaussian_batched, D[0], D_PRIME[0], eps=[-1.0, 0.0])
+        audit(gaussian_batched, D[0], D_PRIME[0], eps=[np.nan, 0.0])
     with pytest.raises(ValueError, match="alpha"):
         audit(gaussian_batched, D[0], D_PRIME[0], alpha=1.5)
     with pytest.raises(ValueError, match="n_samples"):
@@ -148,8 +148,27 @@ def test_bad_arguments_are_reported(gaussian_batched):
         audit(gaussian_batched, D[0], D_PRIME[0], claimed=(1.0, 2.0))
     with pytest.raises(ValueError, match="unknown scorer"):
         audit(gaussian_batched, D[0], D_PRIME[0], scorer="forest", n_samples=2_000)
+    with pytest.raises(TypeError, match="Scorer protocol"):
+        audit(gaussian_batched, D[0], D_PRIME[0], scorer=object(), n_samples=2_000)
     with pytest.raises(ValueError, match="backend"):
         audit(gaussian_batched, D[0], D_PRIME[0], backend="spark", n_samples=2_000)
+
+
+def test_negative_eps_is_accepted():
+    # eps is any finite number; below 0 the whole output space is an event, so delta(eps) >= 1 - e^eps
+    # and the estimate, which sweeps that event too, is >= 1 - e^eps exactly.
+    report = audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, eps=[-1.0, 0.0, 0.5],
+                   n_samples=4_000, seed=0, scorer="quadratic")
+    assert report.delta[0] >= 1 - np.exp(-1.0)
+    np.testing.assert_array_equal(report.eps, [-1.0, 0.0, 0.5])
+
+
+def test_datasets_are_validated_at_the_boundary():
+    mech = GaussianMechanism(sigma=1.0)
+    with pytest.raises(ValueError, match="D contains NaN"):
+        audit(mech, np.array([[np.nan]]), D_PRIME, n_samples=2_000)
+    with pytest.raises(ValueError, match="2-D"):
+        audit(mech, np.ones(3), None, neighbor="remove:0", n_samples=2_000)
 
 
 def test_datasets_that_are_not_neighbours_are_rejected():

@@ -218,22 +218,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     with executor:
         draw_D = sampler.prepare(D)
         if D_prime is None:
-            pilot_root = sampling.chunk_seed(root, _PILOT_KEY)
-            prepared = {}
-
-            def pilot(candidate, D_candidate):
-                """Mean delta-hat over the grid of a small audit (quadratic scorer) of (D, D_candidate)."""
-                prepared[candidate] = sampler.prepare(D_candidate)
-                draws = (draw_D, prepared[candidate])
-                shape, chunk = _layout(mech, draws, (D, D_candidate), pilot_root, executor, chunk_size, sampler.name)
-                pilot_sizes = _sizes(_N_PILOT, train_fraction, max_train, validation_fraction)
-                curves, _ = _threshold_method(mech, draws, eps, pilot_root, executor, chunk, shape, alpha,
-                                              _scorer_factories("quadratic"), features, pilot_sizes, {}, {},
-                                              sampler.name)
-                return float(np.mean(curves["estimate"].delta))
-
-            row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, seed=pilot_root)
-            draw_D_prime = prepared[row] if how == "screen" else sampler.prepare(D_prime)
+            row, D_prime, how, draw_D_prime = _choose_neighbour(
+                mech, sampler, D, draw_D, relation, rows, sampling.chunk_seed(root, _PILOT_KEY), executor,
+                dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
+                     split=(train_fraction, max_train, validation_fraction)))
         else:
             draw_D_prime = sampler.prepare(D_prime)
         draws = (draw_D, draw_D_prime)
@@ -262,6 +250,29 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
     return AuditReport(**curves, exact=exact_values, verdict=verdict, info=info)
+
+
+def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options):
+    """(row, D', how, prepared sampler of D') for a neighbour spec (`neighbors.select`).
+
+    A black-box screen scores each candidate D' by a small audit (quadratic scorer, `pilot_options`)
+    rooted at `seed`, whose streams are disjoint from the audit's. It reuses D's prepared sampler,
+    prepares each candidate once, and returns the chosen candidate's sampler for the audit itself.
+    """
+    prepared = {}
+
+    def pilot(row, D_candidate):
+        prepared[row] = sampler.prepare(D_candidate)
+        draws = (draw_D, prepared[row])
+        o = pilot_options
+        shape, chunk = _layout(mech, draws, (D, D_candidate), seed, executor, o["chunk_size"], sampler.name)
+        curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, chunk, shape, o["alpha"],
+                                      _scorer_factories("quadratic"), o["features"], _sizes(_N_PILOT, *o["split"]),
+                                      {}, {}, sampler.name)
+        return float(np.mean(curves["estimate"].delta))
+
+    row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, seed=seed)
+    return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime)
 
 
 def _layout(mech, draws, data, root, executor, chunk_size, name):

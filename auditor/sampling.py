@@ -2,6 +2,7 @@
 
 Each adapter's `prepare(data)` returns draw(n, rng) for one dataset, with any data-dependent set-up
 of the mechanism done once; every chunk of that dataset is drawn from it.
+
 Samples are drawn in fixed-size chunks; chunk j of part `part` on side `side` uses the generator of
 the SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
 `SeedSequence.spawn` would give), and the chunk size depends only on the output size. So the
@@ -85,7 +86,7 @@ def as_sampler(mech, literal: bool = False):
     """
     if isinstance(mech, (Batched, PerSample, MechanismSampler)):
         return mech
-    if hasattr(mech, "sample") and callable(mech.sample):
+    if callable(getattr(mech, "sampler", None)) or callable(getattr(mech, "sample", None)):
         return MechanismSampler(mech, literal)
     if literal:
         raise ValueError("literal=True applies to mechanism objects with sample_literal, not to plain callables")

@@ -5,6 +5,7 @@ import pytest
 
 from ndis import auditor
 from ndis.auditor import AuditReport, audit
+from ndis.core.curve import Curve
 
 from .conftest import GaussianMechanism, gaussian_delta_reference
 
@@ -100,8 +101,13 @@ def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
     assert data["info"]["seed"]["entropy"] == 0 and "numpy" in data["info"]["versions"]
     assert set(data["info"]["timings"]) >= {"total", "training", "estimation"}
     back = AuditReport.from_json(path)
-    for name in ("eps", "delta", "delta_lower", "delta_upper", "floor", "theory"):
+    assert list(data)[:12] == ["eps", "delta", "delta_lower", "delta_upper", "delta_forward", "delta_reverse",
+                               "lower_forward", "lower_reverse", "upper_forward", "upper_reverse", "floor", "theory"]
+    for name in ("eps", "delta", "delta_lower", "delta_upper", "delta_forward", "lower_reverse", "upper_forward",
+                 "floor", "theory", "theory_forward"):
         np.testing.assert_array_equal(getattr(back, name), getattr(report, name))
+    assert isinstance(back.estimate, Curve) and isinstance(back.exact, Curve)
+    np.testing.assert_array_equal(report.lower.delta, np.maximum(report.lower_forward, report.lower_reverse))
     assert back.verdict == report.verdict and back.info == data["info"]
     frame = report.to_frame()
     assert list(frame["eps"]) == list(EPS) and "theory" in frame and len(frame) == EPS.size
@@ -180,7 +186,7 @@ def test_datasets_that_are_not_neighbours_are_rejected():
 
 
 def test_acceptance_gaussian_mechanism_at_a_million_samples():
-    # Issue 5 acceptance: sensitivity 1, sigma = 4.8448, plain callable, 1e6 samples per side: max error
+    # Acceptance: sensitivity 1, sigma = 4.8448, plain callable, 1e6 samples per side: max error
     # <= 0.005 over eps in [0, 1] and the lower bound never above the truth. With 5e5 held out per side
     # the SE of delta-hat is <= sqrt((1 + e^2) / 4 / 5e5) = 0.0021, so 0.005 is ~2.4 SE on the worst eps
     # (observed 0.0013).
@@ -198,7 +204,7 @@ def test_acceptance_gaussian_mechanism_at_a_million_samples():
 
 @pytest.mark.slow
 def test_acceptance_violation_rates_at_a_million_samples():
-    # Issue 5 acceptance: half the claimed sigma is flagged as violating (1, 1e-5) in >= 95% of 20 runs,
+    # Acceptance: half the claimed sigma is flagged as violating (1, 1e-5) in >= 95% of 20 runs,
     # the correct sigma in <= 5% (i.e. at most 1 of 20).
     rates = {}
     for sigma in (4.8448 / 2, 4.8448):

@@ -2,6 +2,29 @@ import numpy as np
 import pytest
 
 from ndis.auditor import neighbors, sampling
+from ndis.core import neighbors as relations
+
+
+def test_relations_from_core_are_checked_and_constructed():
+    D = np.arange(12.0).reshape(4, 3)
+    for relation, replacement in (("remove", None), ("zero", None), ("replace", [9.0, 9.0, 9.0]), ("entry", (1, -5.0))):
+        D_prime = relations.make(D, relation, 2, replacement)
+        assert relations.check(D, D_prime, relation) == 2
+    assert relations.check(D, D[:-1], "remove") == 3
+    with pytest.raises(ValueError, match="not neighbours under 'zero'"):
+        relations.check(D, relations.make(D, "replace", 1, [1.0, 1.0, 1.0]), "zero")
+    with pytest.raises(ValueError, match="more than one entry"):
+        relations.check(D, relations.make(D, "replace", 1, [1.0, 1.0, 1.0]), "entry")
+    with pytest.raises(ValueError, match="allowed: remove, zero, replace, entry"):
+        relations.check(D, D, "swap")
+
+
+def test_neighbour_specs_parse():
+    assert relations.parse("remove:worst") == ("remove", "worst")
+    assert relations.parse("zero:7") == ("zero", 7)
+    assert relations.parse("replace") == ("replace", None)
+    with pytest.raises(ValueError, match="row choice"):
+        relations.parse("remove:best")
 
 
 def test_the_auditor_defines_no_relations_of_its_own():

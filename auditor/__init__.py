@@ -9,6 +9,7 @@ from .api import audit
 from .report import AuditReport
 from .sampling import Batched as batched
 from .sampling import PerSample as per_sample
+from .scorers import Scorer
 from .verdict import Verdict
 
-__all__ = ["audit", "AuditReport", "Verdict", "batched", "per_sample"]
+__all__ = ["audit", "AuditReport", "Scorer", "Verdict", "batched", "per_sample"]

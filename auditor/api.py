@@ -1,4 +1,10 @@
-"""`audit`: sample a mechanism on D and D', train a score, and estimate its privacy spectrum."""
+"""`audit`: sample a mechanism on D and D', train a score, and estimate its privacy spectrum.
+
+The mechanism's data-dependent set-up is done once per dataset: `sampling` prepares one sampler
+for D and one for D', and every chunk (shape probe, training and held-out samples) is drawn from
+them. A black-box neighbour screen prepares each candidate D' once, shares D's sampler, and hands
+the chosen candidate's sampler on to the audit.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,16 @@ import time
 import warnings
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from . import exact as exact_module
+from ndis.core import neighbors as relations
+from ndis.core.validation import as_data, as_eps_grid
+
 from . import features as features_module
 from . import neighbors, sampling, scorers, spectrum
+from .bounds import detectable_floor
+from .eureka import eureka_spectrum
+from .exact import exact_curve
 from .report import AuditReport, versions
 from .verdict import check_claim, judge
 
@@ -19,6 +31,7 @@ _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample 
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
 _PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
 _MIN_PART = 50
+_N_PILOT = 20_000  # samples per side of each pilot audit of the neighbour screen
 
 
 class _Score:
@@ -28,7 +41,7 @@ class _Score:
         self.feature_map, self.scorer = feature_map, scorer
 
     def __call__(self, samples):
-        return self.scorer.score(self.feature_map(samples))
+        return self.scorer.log_odds(self.feature_map(samples))
 
 
 class _Features:
@@ -39,13 +52,6 @@ class _Features:
 
     def __call__(self, samples):
         return np.concatenate([m(samples) for m in self.maps], axis=1)
-
-
-def _grid(eps) -> np.ndarray:
-    eps = np.atleast_1d(np.asarray(eps, dtype=float))
-    if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps < 0):
-        raise ValueError(f"eps must be a non-empty 1-D grid of finite values >= 0, got {eps}")
-    return eps
 
 
 def _sizes(n_samples, train_fraction, max_train, validation_fraction):
@@ -64,8 +70,6 @@ def _sizes(n_samples, train_fraction, max_train, validation_fraction):
 
 def _check_power(eps, n_held, alpha):
     """ValueError when no outcome of the audit could give a positive lower bound at any eps."""
-    from .bounds import detectable_floor
-
     floor = detectable_floor(eps.min(), n_held, n_held, alpha / (4 * eps.size))[0]
     if floor >= 1:
         needed = n_held
@@ -75,42 +79,62 @@ def _check_power(eps, n_held, alpha):
                          f"delta > 0 on this grid; use at least about {2 * needed} samples per side or a larger alpha")
 
 
-def _output_shape(mech, sampler, D, D_prime, root, chunk_executor):
-    """Per-sample output shape, from `output_shape(D)` or from a probe draw; the same for D and D'."""
+def _scorer_factories(scorer) -> list:
+    """[(label, factory)] of the scorers to compare: a registered name, "auto", or a Scorer object."""
+    if isinstance(scorer, str):
+        names = scorers.AUTO_CANDIDATES if scorer == "auto" else (scorer,)
+        for name in names:
+            scorers.make(name)  # unknown names fail here, before any sampling
+        return [(name, lambda name=name: scorers.make(name)) for name in names]
+    if isinstance(scorer, scorers.Scorer):
+        return [(getattr(scorer, "name", type(scorer).__name__), lambda: scorer)]
+    raise TypeError(f"scorer must be 'auto', a registered name ({', '.join(scorers.names())}) or an object "
+                    f"satisfying the ndis.auditor.Scorer protocol (fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) "
+                    f"array); got {type(scorer).__name__}")
+
+
+def _dataset(data, name: str, required: bool):
+    """`data` validated as a dataset (core.validation.as_data) when a neighbour relation needs one or
+    when it is a numeric 2-D array; other objects, for plug-in callables, pass unchanged."""
+    is_matrix = isinstance(data, np.ndarray) and data.ndim == 2 and np.issubdtype(data.dtype, np.number)
+    return as_data(data, name) if required or is_matrix else data
+
+
+def _output_shape(mech, draws, data, root, executor, name):
+    """Per-sample output shape, from `output_shape(D)` or from a probe draw of the prepared samplers
+    (no extra set-up); the same for D and D'."""
+    declared = getattr(mech, "output_shape", None)
     shapes = []
-    for side, data in enumerate((D, D_prime)):
-        declared = getattr(mech, "output_shape", None)
+    for side, (draw, dataset) in enumerate(zip(draws, data)):
         if callable(declared):
-            shapes.append(tuple(int(s) for s in np.atleast_1d(declared(data))))
+            shapes.append(tuple(int(s) for s in np.atleast_1d(declared(dataset))))
             continue
-        probe = sampling.draw(chunk_executor, sampler, data, 2, root, (_PROBE_KEY, side), 2, None, desc="probe")
+        probe = sampling.draw(executor, draw, 2, root, (_PROBE_KEY, side), 2, None, desc="probe", name=name)
         shapes.append(probe.shape[1:])
     if shapes[0] != shapes[1]:
         raise ValueError(f"the mechanism's outputs on D and D' have different shapes {shapes[0]} and {shapes[1]}")
     return shapes[0]
 
 
-def _resolve_neighbors(mech, D, D_prime, neighbor, audit_options, seed):
-    """(D', relation, row, how) after validating or constructing the neighbour."""
-    relation, rows = (None, None) if neighbor is None else neighbors.parse(neighbor)
+def _relation(mech, D_prime, neighbor):
+    """(relation, rows) of the neighbour spec, else the mechanism's declared relation when D' is given."""
+    if neighbor is not None:
+        return relations.parse(neighbor)
     if D_prime is None:
-        if relation is None:
-            raise ValueError("D_prime is missing: pass it, or a neighbour spec such as neighbor='remove:worst'")
-        row, D_prime, how = neighbors.select(mech, D, relation, rows, audit_options, seed=seed)
-        return D_prime, relation, row, how
-    if relation is None:
-        declared = getattr(mech, "neighbor", None)
-        relation = declared if isinstance(declared, str) and declared in neighbors.RELATIONS else None
-    if relation is None:
-        return D_prime, None, None, "given"
+        raise ValueError("D_prime is missing: pass it, or a neighbour spec such as neighbor='remove:worst'")
+    declared = getattr(mech, "neighbor", None)
+    return (declared if isinstance(declared, str) and declared in relations.RELATIONS else None), None
+
+
+def _check_neighbors(D, D_prime, relation, declared: bool) -> int:
+    """core.neighbors.check, with a hint when the relation is only the mechanism's declared one."""
     try:
-        row = neighbors.check(D, D_prime, relation)
+        return relations.check(D, D_prime, relation)
     except ValueError as error:
-        if neighbor is None:
+        if declared:
             raise ValueError(f"{error} ('{relation}' is the mechanism's declared relation; pass neighbor=... "
-                             f"to audit another: {', '.join(neighbors.RELATIONS)})") from None
+                             f"to audit another: {', '.join(relations.RELATIONS)})") from None
         raise
-    return D_prime, relation, row, "given"
 
 
 def _mechanism_info(mech, sampler):
@@ -129,17 +153,20 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     Parameters
     ----------
-    mech : a Mechanism (has `sample(D, n, rng)`), a batched callable f(data, n, rng) -> (n, ...),
+    mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a batched callable f(data, n, rng) -> (n, ...),
         a per-sample callable f(data, rng) -> sample (batched and parallelised here), or one of the
         wrappers `auditor.batched` / `auditor.per_sample`.
-    D, D_prime : the datasets (any objects for callables; 2-D arrays for neighbour relations).
-        D_prime may be None with `neighbor="remove:worst"` (see `auditor.neighbors.select`).
-    eps : grid of eps >= 0.
+    D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
+        (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
+        callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
+        (see `auditor.neighbors.select`).
+    eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
     n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
         `validation_fraction` validate it), the rest are held out for the estimate and bounds.
     seed : int or SeedSequence; the same seed gives the same report for any n_jobs / backend.
-    scorer : "auto" (least validation log-loss among quadratic, boosting, mlp), "quadratic",
-        "knn", "mlp", "boosting", or an object with fit(X_p, X_q, seed) / score(X).
+    scorer : "auto" (least validation log-loss among quadratic, boosting, mlp), a registered name
+        ("quadratic", "knn", "mlp", "boosting" or one added by `scorers.register`), or an object
+        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha.
     claimed : (eps0, delta0) to test; gives `report.verdict`.
@@ -154,7 +181,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     chunk_size : samples per sampling task (default: about 32 MB of raw output per chunk).
     progress : tqdm bars for sampling and training (default: when stderr is a terminal).
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
-    literal : sample with the mechanism's `sample_literal` (the paper's algorithm) instead of its
+    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
         fast exact sampler, as a control.
 
     Returns
@@ -163,7 +190,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     """
     started = time.perf_counter()
     timings = {}
-    eps = _grid(eps)
+    eps = as_eps_grid(eps)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     if method not in METHODS:
@@ -172,78 +199,108 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         check_claim(claimed)
         if method == "eureka":
             raise ValueError("a claimed (eps, delta) is tested by method='threshold' only")
+    if method == "threshold":
+        factories = _scorer_factories(scorer)
+        sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
+        _check_power(eps, sizes[2], alpha)
     if progress is None:
         progress = sys.stderr.isatty()
     root = sampling.as_seed_sequence(seed)
     sampler = sampling.as_sampler(mech, literal)
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
-    pilot_options = dict(eps=eps, alpha=alpha, features=features, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                         train_fraction=train_fraction, max_train=max_train, validation_fraction=validation_fraction,
-                         chunk_size=chunk_size, literal=literal)
-    D_prime, relation, row, how = _resolve_neighbors(mech, D, D_prime, neighbor, pilot_options,
-                                                     sampling.chunk_seed(root, _PILOT_KEY))
+    relation, rows = _relation(mech, D_prime, neighbor)
+    D = _dataset(D, "D", relation is not None)
+    if D_prime is not None:
+        D_prime = _dataset(D_prime, "D_prime", relation is not None)
+        row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
+        how = "given"
 
     with executor:
-        shape = _output_shape(mech, sampler, D, D_prime, root, executor)
-        chunk = int(chunk_size) if chunk_size else sampling.chunk_size_for(shape)
+        draw_D = sampler.prepare(D)
+        if D_prime is None:
+            row, D_prime, how, draw_D_prime = _choose_neighbour(
+                mech, sampler, D, draw_D, relation, rows, sampling.chunk_seed(root, _PILOT_KEY), executor,
+                dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
+                     split=(train_fraction, max_train, validation_fraction)))
+        else:
+            draw_D_prime = sampler.prepare(D_prime)
+        draws = (draw_D, draw_D_prime)
+        shape, chunk = _layout(mech, draws, (D, D_prime), root, executor, chunk_size, sampler.name)
         info = {**_mechanism_info(mech, sampler), "n_samples": int(n_samples), "alpha": alpha, "method": method,
                 "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}, "n_jobs": n_jobs,
                 "backend": backend, "output_shape": list(shape), "chunk_size": chunk,
                 "neighbor": {"relation": relation, "row": row, "how": how}, "versions": versions()}
         if method == "eureka":
-            from .eureka import eureka_spectrum
-
-            curves = eureka_spectrum(sampler, D, D_prime, eps, n_samples, root, executor, chunk, shape, alpha,
-                                     features, mech, **(eureka_options or {}))
+            curves = eureka_spectrum(draws, eps, n_samples, root, executor, chunk, shape, alpha, features, mech,
+                                     sampler.name, **(eureka_options or {}))
             info.update(curves.pop("info"))
         else:
-            n_fit, n_valid, n_held = _sizes(n_samples, train_fraction, max_train, validation_fraction)
-            _check_power(eps, n_held, alpha)
-            curves, verdict_data = _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, shape,
-                                                     alpha, scorer, features, (n_fit, n_valid, n_held), timings, info)
+            curves, verdict_data = _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories,
+                                                     features, sizes, timings, info, sampler.name)
     try:
-        theory, theory_forward, theory_reverse, info["theory"] = exact_module.exact_curves(mech, D, D_prime, eps, exact)
+        exact_values, info["theory"] = exact_curve(mech, D, D_prime, eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:
         if exact is not None:
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
-        theory = theory_forward = theory_reverse = None
-        info["theory"] = f"failed: {error}"
+        exact_values, info["theory"] = None, f"failed: {error}"
     verdict = None
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
-    return AuditReport(eps=eps, **curves, theory=theory, theory_forward=theory_forward,
-                       theory_reverse=theory_reverse, verdict=verdict, info=info)
+    return AuditReport(**curves, exact=exact_values, verdict=verdict, info=info)
 
 
-def _candidates(scorer, features, mech, k_flat):
-    """[(feature name, feature map)], [scorer factories] to compare on validation log-loss."""
+def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options):
+    """(row, D', how, prepared sampler of D') for a neighbour spec (`neighbors.select`).
+
+    A black-box screen scores each candidate D' by a small audit (quadratic scorer, `pilot_options`)
+    rooted at `seed`, whose streams are disjoint from the audit's. It reuses D's prepared sampler,
+    prepares each candidate once, and returns the chosen candidate's sampler for the audit itself.
+    """
+    prepared = {}
+
+    def pilot(row, D_candidate):
+        prepared[row] = sampler.prepare(D_candidate)
+        draws = (draw_D, prepared[row])
+        o = pilot_options
+        shape, chunk = _layout(mech, draws, (D, D_candidate), seed, executor, o["chunk_size"], sampler.name)
+        curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, chunk, shape, o["alpha"],
+                                      _scorer_factories("quadratic"), o["features"], _sizes(_N_PILOT, *o["split"]),
+                                      {}, {}, sampler.name)
+        return float(np.mean(curves["estimate"].delta))
+
+    row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, seed=seed)
+    return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime)
+
+
+def _layout(mech, draws, data, root, executor, chunk_size, name):
+    """(output shape, samples per chunk) of an audit of the pair `data`."""
+    shape = _output_shape(mech, draws, data, root, executor, name)
+    return shape, int(chunk_size) if chunk_size else sampling.chunk_size_for(shape)
+
+
+def _feature_candidates(features, mech, k_flat):
+    """[(feature name, feature map)] to compare on validation log-loss."""
     feature_list = [features_module.resolve(features, mech)]
     if features == "auto" and feature_list[0][0] == "mechanism" and k_flat <= 64:
         feature_list.append(features_module.resolve("flatten"))  # dropped below if it is the same map
-    if isinstance(scorer, str):
-        names = scorers.AUTO_CANDIDATES if scorer == "auto" else (scorer,)
-        for name in names:
-            scorers.make(name)  # unknown names fail here, before any sampling
-        factories = [(name, lambda name=name: scorers.make(name)) for name in names]
-    elif hasattr(scorer, "fit") and hasattr(scorer, "score"):
-        factories = [(getattr(scorer, "name", type(scorer).__name__), lambda: scorer)]
-    else:
-        raise ValueError(f"unknown scorer {scorer!r}; allowed: 'auto', {', '.join(scorers.NAMES)} or a scorer object")
-    return feature_list, factories
+    return feature_list
 
 
-def _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, shape, alpha, scorer, features,
-                      sizes, timings, info):
+def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories, features, sizes, timings,
+                      info, name):
+    """Train the best (feature map, scorer) on the training samples, then sweep the held-out scores.
+
+    Returns ({estimate, lower, upper: Curves, floor}, data for the verdict)."""
     n_fit, n_valid, n_held = sizes
-    feature_list, factories = _candidates(scorer, features, mech, int(np.prod(shape)))
+    feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
-    train = [sampling.draw(executor, sampler, data, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
-                           desc=f"sampling training set ({name})")
-             for side, (data, name) in enumerate(((D, "D"), (D_prime, "D'")))]
+    train = [sampling.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
+                           desc=f"sampling training set ({label})", name=name)
+             for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     timings["sampling_training"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -252,8 +309,6 @@ def _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, sha
             train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
         feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
     losses, best = {}, None
-    from tqdm.auto import tqdm
-
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
     for index, (f, s) in enumerate(tqdm(combos, desc="training", disable=not executor.progress, leave=False)):
         columns = slice(widths[f], widths[f + 1])
@@ -273,16 +328,16 @@ def _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, sha
             best = (loss, f, candidate, label)
     _, f, fitted, label = best
     columns = slice(widths[f], widths[f + 1])
-    valid_p = fitted.score(train[0][n_fit:, columns])
-    valid_q = fitted.score(train[1][n_fit:, columns])
+    valid_p = fitted.log_odds(train[0][n_fit:, columns])
+    valid_q = fitted.log_odds(train[1][n_fit:, columns])
     del train
     timings["training"] = time.perf_counter() - t
 
     t = time.perf_counter()
     score = _Score(feature_list[f][1], fitted)
-    held_p, held_q = (sampling.draw(executor, sampler, data, n_held, root, (side, 1), chunk, shape, score,
-                                    desc=f"sampling + scoring held-out ({name})")
-                      for side, (data, name) in enumerate(((D, "D"), (D_prime, "D'"))))
+    held_p, held_q = (sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
+                                    desc=f"sampling + scoring held-out ({side_label})", name=name)
+                      for side, (draw, side_label) in enumerate(zip(draws, ("D", "D'"))))
     timings["sampling_held_out"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -290,12 +345,5 @@ def _threshold_method(mech, sampler, D, D_prime, eps, root, executor, chunk, sha
     timings["estimation"] = time.perf_counter() - t
     info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
                 n_events=est.n_events, thresholds=est.thresholds)
-    curves = dict(
-        delta=np.maximum(est.delta["forward"], est.delta["reverse"]),
-        delta_lower=np.maximum(est.lower["forward"], est.lower["reverse"]),
-        delta_upper=np.maximum(est.upper["forward"], est.upper["reverse"]),
-        delta_forward=est.delta["forward"], delta_reverse=est.delta["reverse"],
-        lower_forward=est.lower["forward"], lower_reverse=est.lower["reverse"],
-        upper_forward=est.upper["forward"], upper_reverse=est.upper["reverse"], floor=est.floor,
-    )
+    curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
     return curves, (spectrum.empirical_roc(valid_p, valid_q), held_p, held_q, (valid_p.size, valid_q.size))

@@ -1,9 +1,9 @@
-"""The papers' estimator (Eureka; Lu, Wei, Magdon-Ismail, Zikas, S&P 2024), kept to reproduce them.
+"""The papers' estimator (Eureka; Lu, Magdon-Ismail, Wei & Zikas, IEEE S&P 2024), kept to reproduce them.
 
 For an ordered pair (P, Q) = (M(D1), M(D0)) and each eps, class 1 is P mixed with a dummy output
 "bottom" (P with probability e^-eps, bottom otherwise) and class 0 is Q; the Bayes accuracy of
 this balanced problem is 1 - e^-eps (1 - delta_{P||Q}(eps)) / 2, so a classifier's test accuracy
-gives delta-hat = max(0, 1 - 2 e^eps (1 - acc)) (spec ndis-als-rp.md §7.1-7.2). One classifier is
+gives delta-hat = max(0, 1 - 2 e^eps (1 - acc)) (Lu, Magdon-Ismail, Wei & Zikas 2024). One classifier is
 trained per eps and per direction; dummies are dropped from training and count as correct in the
 test set. The default classifier is k-NN with k = 10 ceil(sqrt(n_train)) made odd.
 
@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndis.core.curve import Curve
+
 from . import bounds, sampling
 from . import features as features_module
+from .mlp import MLPScorer
 
 _MASK_KEY = 3  # spawn-key prefix of the dummy masks
 
 
 def knn_k(n_train: int) -> int:
-    """k = 10 ceil(sqrt(n_train)), made odd (authors' code, spec §7.2)."""
+    """k = 10 ceil(sqrt(n_train)), made odd (the choice of the Eureka authors' code)."""
     k = 10 * int(np.ceil(np.sqrt(n_train)))
     return k + 1 if k % 2 == 0 else k
 
@@ -60,22 +63,22 @@ def _knn_predict(train_x, train_y, query, k):
 
 
 def _mlp_predict(train_x, train_y, query, seed):
-    from .mlp import MLPScorer
-
     scorer = MLPScorer().fit(train_x[train_y == 1], train_x[train_y == 0], seed=seed)
-    return (scorer.score(query) > 0).astype(int)
+    return (scorer.log_odds(query) > 0).astype(int)
 
 
 def paper_radius(eps, n_train, n_test, dim, gamma=0.01):
     """The paper's error radius mu = 2 e^eps (12 c_d sqrt(ln(4/gamma)/(2 n_train)) +
-    sqrt(ln(4/gamma)/(2 n_test))), c_d = (1 + 2/sqrt(2 - sqrt 3))^d - 1 (spec §7.2 step 5)."""
+    sqrt(ln(4/gamma)/(2 n_test))), c_d = (1 + 2/sqrt(2 - sqrt 3))^d - 1 (the k-NN error bound of
+    Lu, Magdon-Ismail, Wei & Zikas 2024)."""
     c_d = (1 + 2 / np.sqrt(2 - np.sqrt(3))) ** dim - 1
     term = np.log(4 / gamma)
     return 2 * np.exp(eps) * (12 * c_d * np.sqrt(term / (2 * n_train)) + np.sqrt(term / (2 * n_test)))
 
 
 def accuracy_to_delta(acc, eps):
-    """delta = max(0, 1 - 2 e^eps (1 - acc)) (spec §7.1)."""
+    """delta = max(0, 1 - 2 e^eps (1 - acc)): the Bayes accuracy 1 - e^-eps (1 - delta) / 2 of the
+    dummy-augmented problem solved for delta (Lu, Magdon-Ismail, Wei & Zikas 2024)."""
     return np.maximum(0.0, 1.0 - 2.0 * np.exp(eps) * (1.0 - np.asarray(acc, dtype=float)))
 
 
@@ -95,23 +98,27 @@ def _floor(eps, n0, n1, level):
     return out
 
 
-def eureka_spectrum(sampler, D, D_prime, eps, n_samples, root, executor, chunk, shape, alpha, features, mech,
+def eureka_spectrum(draws, eps, n_samples, root, executor, chunk, shape, alpha, features, mech, name="mechanism",
                     classifier: str = "knn", k: int | None = None, train_fraction: float = 0.5):
-    """Eureka delta-hat per eps for both directions, with accuracy-based bounds (see module doc)."""
+    """Eureka delta-hat per eps for both directions, with accuracy-based bounds (see module doc).
+
+    `draws` are the prepared samplers of D and D' (`sampling`); returns {estimate, lower, upper}
+    as Curves, the floor and info.
+    """
     n_train = int(n_samples * train_fraction)
     n_test = int(n_samples) - n_train
     if min(n_train, n_test) < 50:
         raise ValueError(f"n_samples={n_samples} is too small for the Eureka estimator (need >= 100 per side)")
     _, feature_map = features_module.resolve(features, mech)
-    samples = [sampling.draw(executor, sampler, data, n_samples, root, (side, 0), chunk, shape, feature_map,
-                             desc=f"sampling ({name})")
-               for side, (data, name) in enumerate(((D, "D"), (D_prime, "D'")))]
+    samples = [sampling.draw(executor, draw, n_samples, root, (side, 0), chunk, shape, feature_map,
+                             desc=f"sampling ({label})", name=name)
+               for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     level = alpha / (2 * 2 * len(eps))  # two classes, two directions, every eps
-    curves = {"delta": {}, "lower": {}, "upper": {}}
+    curves = {"estimate": {}, "lower": {}, "upper": {}}
     for d_index, direction in enumerate(("forward", "reverse")):
         pos, neg = (samples[0], samples[1]) if direction == "forward" else (samples[1], samples[0])
-        for name in curves:
-            curves[name][direction] = np.empty(len(eps))
+        for part in curves.values():
+            part[direction] = np.empty(len(eps))
         for i, e in enumerate(eps):
             rng = np.random.default_rng(sampling.chunk_seed(root, _MASK_KEY, d_index, i))
             keep = rng.random(n_samples) < np.exp(-e)  # class-1 draws that are not the dummy
@@ -133,19 +140,11 @@ def eureka_spectrum(sampler, D, D_prime, eps, n_samples, root, executor, chunk, 
                        + bounds.clopper_pearson_lower(correct1, n_test, level)) / 2
             acc_up = (bounds.clopper_pearson_upper(correct0, n_test, level)
                       + bounds.clopper_pearson_upper(correct1, n_test, level)) / 2
-            curves["delta"][direction][i] = accuracy_to_delta(acc, e)
+            curves["estimate"][direction][i] = accuracy_to_delta(acc, e)
             curves["lower"][direction][i] = accuracy_to_delta(acc_low, e)
             curves["upper"][direction][i] = accuracy_to_delta(acc_up, e)
     dim = samples[0].shape[1]
     info = {"scorer": f"eureka-{classifier}", "sizes": {"train": n_train, "test": n_test},
             "paper_radius": paper_radius(eps, n_train, n_test, dim), "k": k or knn_k(2 * n_train)}
-    fwd, rev = "forward", "reverse"
-    return dict(
-        delta=np.maximum(curves["delta"][fwd], curves["delta"][rev]),
-        delta_lower=np.maximum(curves["lower"][fwd], curves["lower"][rev]),
-        delta_upper=np.maximum(curves["upper"][fwd], curves["upper"][rev]),
-        delta_forward=curves["delta"][fwd], delta_reverse=curves["delta"][rev],
-        lower_forward=curves["lower"][fwd], lower_reverse=curves["lower"][rev],
-        upper_forward=curves["upper"][fwd], upper_reverse=curves["upper"][rev],
-        floor=_floor(eps, n_test, n_test, level), info=info,
-    )
+    return dict(**{kind: Curve(eps, **part) for kind, part in curves.items()},
+                floor=_floor(eps, n_test, n_test, level), info=info)

@@ -5,40 +5,43 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndis import theory
+from ndis.core.curve import Curve
 
-def _as_curve(values, eps, what):
+
+def _values(values, eps, what):
     values = np.asarray(values, dtype=float)
     if values.shape != eps.shape:
         raise ValueError(f"{what} must give one delta per eps ({eps.shape}), got shape {values.shape}")
     return values
 
 
-def exact_curves(mechanism, D, D_prime, eps, exact=None):
-    """(max, forward, reverse, source) exact delta on the eps grid, or (None, None, None, None).
+def exact_curve(mechanism, D, D_prime, eps, exact=None) -> tuple[Curve | None, str | None]:
+    """(Curve, source) of the exact delta on the eps grid, or (None, None).
 
-    `exact` may be an array (the max curve), a callable eps -> array, or a callable returning a
-    (forward, reverse) pair. Otherwise, when the mechanism has `output_law(D)` returning a
-    `theory.GaussianLaw` for both datasets, forward = GaussianPair.from_laws(law(D), law(D')).delta
-    and reverse = the same pair reversed (NDIS theorem, spec ndis-als-rp.md §2.1); `source` says
-    whether the laws are exact or only asymptotic (e.g. ALS as r -> inf).
+    `exact` may be an array, a callable eps -> array, or a callable returning a (forward, reverse)
+    pair; a single curve is taken for both directions. Otherwise, when the mechanism has
+    `output_law(D)` returning a `theory.GaussianLaw` for both datasets, forward =
+    GaussianPair.from_laws(law(D), law(D')).delta and reverse = the same pair reversed: the
+    hockey-stick divergence of two Gaussians in closed form (the NDIS theorem; Lu, Magdon-Ismail,
+    Wei & Zikas 2023). `source` says whether the laws are exact or only asymptotic (e.g. ALS as
+    r -> inf), or "given".
     """
     eps = np.asarray(eps, dtype=float)
     if exact is not None:
         values = exact(eps) if callable(exact) else exact
         if isinstance(values, tuple) and len(values) == 2:
-            forward, reverse = (_as_curve(v, eps, "exact") for v in values)
-            return np.maximum(forward, reverse), forward, reverse, "given"
-        return _as_curve(values, eps, "exact"), None, None, "given"
+            return Curve(eps, *(_values(v, eps, "exact") for v in values)), "given"
+        values = _values(values, eps, "exact")
+        return Curve(eps, values, values), "given"
     output_law = getattr(mechanism, "output_law", None)
     if not callable(output_law):
-        return None, None, None, None
+        return None, None
     law, law_prime = output_law(D), output_law(D_prime)
     if law is None or law_prime is None:
-        return None, None, None, None
-    from ndis import theory
-
+        return None, None
     pair = theory.GaussianPair.from_laws(law, law_prime)
-    forward = _as_curve(pair.delta(eps), eps, "GaussianPair.delta")
-    reverse = _as_curve(pair.reverse().delta(eps), eps, "GaussianPair.delta")
+    forward = _values(pair.delta(eps), eps, "GaussianPair.delta")
+    reverse = _values(pair.reverse().delta(eps), eps, "GaussianPair.delta")
     source = "exact law" if getattr(law, "exact", True) and getattr(law_prime, "exact", True) else "asymptotic law"
-    return np.maximum(forward, reverse), forward, reverse, source
+    return Curve(eps, forward, reverse), source

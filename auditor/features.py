@@ -3,7 +3,8 @@
 Any measurable map of the output can only lower delta (post-processing), so a feature map never
 makes a lower bound invalid; a good one makes the classifier's job low-dimensional. For Gaussian
 random projection Z = G D the law depends on D only through D^T D, so the Gram matrix Z^T Z is a
-sufficient statistic (spec prior-art-auditing.md §10.3).
+sufficient statistic: by the NDIS theorem (Lu, Magdon-Ismail, Wei & Zikas 2023) the rows of Z are
+i.i.d. N(0, D^T D), and the Gram matrix of i.i.d. Gaussian rows is sufficient for their covariance.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+
+from ndis.mechanisms.rp import gram_features
 
 NAMES = ("auto", "flatten", "gram")
 
@@ -27,8 +30,6 @@ def gram(samples: np.ndarray) -> np.ndarray:
     The map of `mechanisms.rp.gram_features`; a vector output (n, d) is treated as r = 1, i.e. the
     upper triangle of x x^T.
     """
-    from ndis.mechanisms.rp import gram_features
-
     samples = np.asarray(samples, dtype=float)
     if samples.ndim == 2:
         samples = samples[:, None, :]

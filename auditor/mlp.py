@@ -1,8 +1,13 @@
-"""A small multilayer perceptron scorer in torch (CPU, CUDA or MPS), trained by logistic loss."""
+"""A small multilayer perceptron scorer in torch (CPU, CUDA or MPS), trained by logistic loss.
+
+torch is imported inside the methods, so it is loaded only when an MLP is trained or evaluated.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+
+from .preprocessing import Standardiser, in_chunks, training_set
 
 
 def select_device(device: str = "auto") -> str:
@@ -53,11 +58,9 @@ class MLPScorer:
         import torch
         from tqdm.auto import tqdm
 
-        from .scorers import _Standardiser, _training_set
-
-        X, y = _training_set(X_p, X_q, self.max_fit)
+        X, y = training_set(X_p, X_q, self.max_fit)
         self.device_ = select_device(self.device)
-        self._scale = _Standardiser().fit(X)
+        self._scale = Standardiser().fit(X)
         generator = torch.Generator().manual_seed(int(seed) % 2**63)
         torch.manual_seed(int(seed) % 2**63)
         layers, width = [], X.shape[1]
@@ -98,10 +101,9 @@ class MLPScorer:
         self.model.to("cpu").eval()
         return self
 
-    def score(self, X):
+    def log_odds(self, X):
+        """The logit of each row of X: an estimate of log p/q."""
         import torch
-
-        from .scorers import _in_chunks
 
         def chunk(c):
             with torch.no_grad():
@@ -112,6 +114,6 @@ class MLPScorer:
         if self.threads:
             torch.set_num_threads(self.threads)
         try:
-            return _in_chunks(chunk, X)
+            return in_chunks(chunk, X)
         finally:
             torch.set_num_threads(previous)

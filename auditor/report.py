@@ -6,15 +6,32 @@ import json
 import math
 import pathlib
 import platform
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ndis.core.curve import Curve
+
 from .verdict import Verdict
 
-_CURVES = ("delta", "delta_lower", "delta_upper", "delta_forward", "delta_reverse", "lower_forward",
-           "lower_reverse", "upper_forward", "upper_reverse", "floor")
-_OPTIONAL_CURVES = ("theory", "theory_forward", "theory_reverse")
+#: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
+_COLUMNS = {"delta": ("estimate", "delta"), "delta_lower": ("lower", "delta"), "delta_upper": ("upper", "delta"),
+            "delta_forward": ("estimate", "forward"), "delta_reverse": ("estimate", "reverse"),
+            "lower_forward": ("lower", "forward"), "lower_reverse": ("lower", "reverse"),
+            "upper_forward": ("upper", "forward"), "upper_reverse": ("upper", "reverse")}
+#: The exact-curve columns (null, or absent from the CSV, when there is no exact curve).
+_EXACT_COLUMNS = {"theory": ("exact", "delta"), "theory_forward": ("exact", "forward"),
+                  "theory_reverse": ("exact", "reverse")}
+
+
+def _part(curve: str, part: str) -> property:
+    """A read-only attribute: the `part` ("delta", "forward", "reverse") of the report's `curve`."""
+
+    def get(self):
+        value = getattr(self, curve)
+        return None if value is None else getattr(value, part)
+
+    return property(get, doc=f"`{curve}.{part}`")
 
 
 def versions() -> dict:
@@ -51,34 +68,43 @@ def _plain(value):
 class AuditReport:
     """Result of `auditor.audit`.
 
-    `delta` = max(delta_forward, delta_reverse) is the point estimate on the eps grid; `delta_lower`
-    is the lower bound holding simultaneously over the grid and both directions with probability
-    >= 1 - alpha; `delta_upper` bounds (at level alpha) the delta of the trained score's level sets,
-    not the mechanism's; `floor` is the smallest delta the sample size can certify (see
-    `auditor.bounds.detectable_floor`); `theory` the exact curve when the mechanism has an output
-    law (or `exact=` was given), else None; `verdict` the test of `claimed`, else None.
+    `estimate` is delta-hat in both directions on the eps grid (`delta` = max(delta_forward,
+    delta_reverse)); `lower` the lower bound holding simultaneously over the grid and both
+    directions with probability >= 1 - alpha (`delta_lower`); `upper` bounds (at level alpha) the
+    delta of the trained score's level sets, not the mechanism's (`delta_upper`); `floor` is the
+    smallest delta the sample size can certify (see `auditor.bounds.detectable_floor`); `exact` the
+    exact curve when the mechanism has an output law (or `exact=` was given), else None (`theory`,
+    `theory_forward`, `theory_reverse`); `verdict` the test of `claimed`, else None. Curves are
+    `ndis.core.curve.Curve` objects.
     """
 
-    eps: np.ndarray
-    delta: np.ndarray
-    delta_lower: np.ndarray
-    delta_upper: np.ndarray
-    delta_forward: np.ndarray
-    delta_reverse: np.ndarray
-    lower_forward: np.ndarray
-    lower_reverse: np.ndarray
-    upper_forward: np.ndarray
-    upper_reverse: np.ndarray
+    estimate: Curve
+    lower: Curve
+    upper: Curve
     floor: np.ndarray
-    theory: np.ndarray | None = None
-    theory_forward: np.ndarray | None = None
-    theory_reverse: np.ndarray | None = None
+    exact: Curve | None = None
     verdict: Verdict | None = None
     info: dict = field(default_factory=dict)
 
+    @property
+    def eps(self) -> np.ndarray:
+        return self.estimate.eps
+
+    delta, delta_lower, delta_upper = _part("estimate", "delta"), _part("lower", "delta"), _part("upper", "delta")
+    delta_forward, delta_reverse = _part("estimate", "forward"), _part("estimate", "reverse")
+    lower_forward, lower_reverse = _part("lower", "forward"), _part("lower", "reverse")
+    upper_forward, upper_reverse = _part("upper", "forward"), _part("upper", "reverse")
+    theory, theory_forward, theory_reverse = _part("exact", "delta"), _part("exact", "forward"), _part("exact", "reverse")
+
+    def _columns(self) -> dict:
+        """eps, the curve columns, the floor and the exact-curve columns, in the order of the formats."""
+        return {"eps": self.eps, **{name: getattr(self, name) for name in _COLUMNS}, "floor": self.floor,
+                **{name: getattr(self, name) for name in _EXACT_COLUMNS}}
+
     def to_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = self._columns()
         out["verdict"] = None if self.verdict is None else self.verdict.to_dict()
+        out["info"] = self.info
         return _plain(out)
 
     def to_json(self, path=None) -> str:
@@ -97,25 +123,27 @@ class AuditReport:
         if not text.lstrip().startswith("{"):
             text = pathlib.Path(source).read_text()
         data = json.loads(text)
-        values = {}
-        for name in ("eps", *_CURVES):
-            values[name] = np.asarray(data[name], dtype=float)
-        for name in _OPTIONAL_CURVES:
-            values[name] = None if data.get(name) is None else np.asarray(data[name], dtype=float)
-        values["verdict"] = None if data.get("verdict") is None else Verdict(**data["verdict"])
-        values["info"] = data.get("info", {})
-        return cls(**values)
+        eps = np.asarray(data["eps"], dtype=float)
+
+        def curve(name, forward, reverse):
+            if data.get(name) is None:
+                return None
+            if data.get(forward) is None or data.get(reverse) is None:  # one given curve for both directions
+                return Curve(eps, data[name], data[name])
+            return Curve(eps, data[forward], data[reverse])
+
+        return cls(estimate=curve("delta", "delta_forward", "delta_reverse"),
+                   lower=curve("delta_lower", "lower_forward", "lower_reverse"),
+                   upper=curve("delta_upper", "upper_forward", "upper_reverse"),
+                   exact=curve("theory", "theory_forward", "theory_reverse"), floor=np.asarray(data["floor"], dtype=float),
+                   verdict=None if data.get("verdict") is None else Verdict(**data["verdict"]),
+                   info=data.get("info", {}))
 
     def to_frame(self):
         """A pandas DataFrame with one row per eps (write it with `.to_csv`)."""
         import pandas as pd
 
-        columns = {"eps": self.eps}
-        columns.update({name: getattr(self, name) for name in _CURVES})
-        for name in _OPTIONAL_CURVES:
-            if getattr(self, name) is not None:
-                columns[name] = getattr(self, name)
-        return pd.DataFrame(columns)
+        return pd.DataFrame({name: values for name, values in self._columns().items() if values is not None})
 
     def table(self, every: int | None = None) -> str:
         """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""

@@ -1,5 +1,8 @@
 """Drawing mechanism outputs: plug-in adapters, seeded chunks, joblib / Dask execution.
 
+Each adapter's `prepare(data)` returns draw(n, rng) for one dataset, with any data-dependent set-up
+of the mechanism done once; every chunk of that dataset is drawn from it.
+
 Samples are drawn in fixed-size chunks; chunk j of part `part` on side `side` uses the generator of
 the SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
 `SeedSequence.spawn` would give), and the chunk size depends only on the output size. So the
@@ -10,6 +13,7 @@ scores of held-out samples, one float per sample).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Callable
 
@@ -17,6 +21,10 @@ import numpy as np
 
 BACKENDS = ("loky", "dask")
 _CHUNK_BYTES = 32 * 2**20
+
+
+def _repeat(function, data, n, rng):
+    return np.stack([np.asarray(function(data, rng), dtype=float) for _ in range(n)])
 
 
 class Batched:
@@ -28,8 +36,9 @@ class Batched:
         self.function = function
         self.name = getattr(function, "__name__", "callable")
 
-    def sample(self, data, n, rng):
-        return self.function(data, n, rng)
+    def prepare(self, data) -> Callable:
+        """draw(n, rng) = f(data, n, rng)."""
+        return functools.partial(self.function, data)
 
 
 class PerSample:
@@ -41,13 +50,14 @@ class PerSample:
         self.function = function
         self.name = getattr(function, "__name__", "callable")
 
-    def sample(self, data, n, rng):
-        return np.stack([np.asarray(self.function(data, rng), dtype=float) for _ in range(n)])
+    def prepare(self, data) -> Callable:
+        """draw(n, rng) = the n outputs f(data, rng), stacked."""
+        return functools.partial(_repeat, self.function, data)
 
 
 class MechanismSampler:
-    """A mechanism object with `sample(D, n, rng)` (mechanisms.base protocol); with literal=True its
-    `sample_literal` (the algorithm as the paper writes it), e.g. as a control of the fast sampler."""
+    """A mechanism object (mechanisms.base protocol); with literal=True its literal algorithm (as the
+    paper writes it), e.g. as a control of the fast sampler."""
 
     def __init__(self, mechanism, literal: bool = False):
         if literal and not callable(getattr(mechanism, "sample_literal", None)):
@@ -56,10 +66,15 @@ class MechanismSampler:
         self.kind = "mechanism (literal)" if literal else "mechanism"
         self.name = getattr(mechanism, "name", type(mechanism).__name__)
 
-    def sample(self, data, n, rng):
-        if self.literal:
-            return self.mechanism.sample_literal(data, n, rng)
-        return self.mechanism.sample(data, n, rng)
+    def prepare(self, data) -> Callable:
+        """draw(n, rng) on `data`: the mechanism's `sampler(data, literal)`, whose data-dependent set-up
+        (factorisation, noise calibration) is done here, once; objects without `sampler` fall back to
+        `sample(data, n, rng)` (or `sample_literal`)."""
+        sampler = getattr(self.mechanism, "sampler", None)
+        if callable(sampler):
+            return sampler(data, literal=self.literal)
+        method = self.mechanism.sample_literal if self.literal else self.mechanism.sample
+        return functools.partial(method, data)
 
 
 def as_sampler(mech, literal: bool = False):
@@ -71,7 +86,7 @@ def as_sampler(mech, literal: bool = False):
     """
     if isinstance(mech, (Batched, PerSample, MechanismSampler)):
         return mech
-    if hasattr(mech, "sample") and callable(mech.sample):
+    if callable(getattr(mech, "sampler", None)) or callable(getattr(mech, "sample", None)):
         return MechanismSampler(mech, literal)
     if literal:
         raise ValueError("literal=True applies to mechanism objects with sample_literal, not to plain callables")
@@ -135,9 +150,9 @@ def chunk_size_for(sample_shape: tuple, budget_bytes: int = _CHUNK_BYTES) -> int
     return int(np.clip(budget_bytes // per_sample, 256, 2**18))
 
 
-def _draw(sampler, data, n, seed_seq, shape, where, transform):
+def _draw(draw, n, seed_seq, shape, where, transform):
     rng = np.random.default_rng(seed_seq)
-    samples = validate_output(sampler.sample(data, n, rng), n, shape, where)
+    samples = validate_output(draw(n, rng), n, shape, where)
     return samples if transform is None else transform(samples)
 
 
@@ -177,9 +192,9 @@ class Executor:
         self._own_client = False
 
     def share(self, value):
-        """Send a large argument to every Dask worker once (a future); unchanged for loky."""
-        if self.backend == "dask" and isinstance(value, np.ndarray) and value.nbytes > 2**20:
-            return self._client.scatter(value, broadcast=True)
+        """Send an argument of every task to each Dask worker once (a future); unchanged for loky."""
+        if self.backend == "dask":
+            return self._client.scatter(value, broadcast=True, hash=False)
         return value
 
     def map(self, function, argument_lists, desc: str):
@@ -212,14 +227,16 @@ class Executor:
             bar.close()
 
 
-def draw(executor: Executor, sampler, data, n: int, root: np.random.SeedSequence, key: tuple,
-         chunk: int, shape, transform=None, desc: str = "sampling"):
-    """n samples of sampler on data in chunks of `chunk`, chunk j seeded by key + (j,).
+def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSequence, key: tuple, chunk: int,
+         shape, transform=None, desc: str = "sampling", name: str = "mechanism"):
+    """n samples from `draw_n(k, rng)` (a prepared sampler) in chunks of `chunk`, chunk j seeded by
+    key + (j,). Returns the concatenation of transform(chunk) (or of the raw validated chunks).
 
-    Returns the concatenation of transform(chunk) (or of the raw validated chunks).
+    The prepared sampler is shipped with the tasks (once per Dask worker), so its set-up is not
+    repeated per chunk.
     """
     sizes = [min(chunk, n - start) for start in range(0, n, chunk)]
-    where = f"{getattr(sampler, 'name', 'mechanism')} ({desc})"
-    data = executor.share(data)
-    tasks = [(sampler, data, size, chunk_seed(root, *key, j), shape, where, transform) for j, size in enumerate(sizes)]
+    where = f"{name} ({desc})"
+    draw_n = executor.share(draw_n)
+    tasks = [(draw_n, size, chunk_seed(root, *key, j), shape, where, transform) for j, size in enumerate(sizes)]
     return np.concatenate(executor.map(_draw, tasks, desc))

@@ -1,70 +1,56 @@
-"""Score functions: classifiers of M(D) (label 1) against M(D') (label 0) returning log-odds.
+"""Score functions: the Scorer protocol, the built-in scorers and their registry.
 
-With balanced classes the Bayes log-odds equal the log-likelihood ratio log(p/q), whose level sets
-are the optimal events of every hockey-stick divergence (Neyman-Pearson), so each scorer is trained
-to estimate it and is compared with the others by held-out log-loss.
-
-Every scorer has `fit(X_p, X_q, seed)` and `score(X) -> (n,) log-odds`; `max_fit` caps the number
-of training rows used per side (samples are i.i.d., so the first rows are a random subsample).
+A scorer is a classifier of M(D) (label 1) against M(D') (label 0) that returns log-odds. With
+balanced classes the Bayes log-odds equal the log-likelihood ratio log(p/q), whose level sets are
+the optimal events of every hockey-stick divergence (the Neyman-Pearson lemma), so each scorer is
+trained to estimate it and `audit` compares candidates by held-out log-loss. `max_fit` caps the
+number of training rows used per side.
 """
 
 from __future__ import annotations
+
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import log_expit
 from sklearn.linear_model import LogisticRegression
 
-NAMES = ("quadratic", "knn", "mlp", "boosting")
+from .mlp import MLPScorer
+from .preprocessing import Standardiser, Whitener, in_chunks, training_set
+
+#: The registered scorers that scorer="auto" compares.
 AUTO_CANDIDATES = ("quadratic", "boosting", "mlp")
-_SCORE_CHUNK = 100_000
 
 
-def _training_set(X_p, X_q, max_fit):
-    X_p, X_q = np.asarray(X_p, float)[:max_fit], np.asarray(X_q, float)[:max_fit]
-    X = np.concatenate([X_p, X_q])
-    y = np.concatenate([np.ones(len(X_p)), np.zeros(len(X_q))])
-    return X, y
+@runtime_checkable
+class Scorer(Protocol):
+    """What `audit(scorer=...)` needs of a score function.
 
+    ``fit(X_p, X_q, seed) -> self`` trains on feature rows X_p drawn from P = M(D) (label 1) and
+    X_q drawn from Q = M(D') (label 0), with equally many rows per side; `seed` (an int) makes any
+    randomness of the training reproducible.
 
-def _in_chunks(function, X):
-    X = np.asarray(X, dtype=float)
-    return np.concatenate([function(X[i:i + _SCORE_CHUNK]) for i in range(0, max(len(X), 1), _SCORE_CHUNK)])
+    ``log_odds(X) -> (n,) array`` returns, for each row of X, the log-odds that the row came from
+    P rather than from Q. Because the classes are balanced, the best possible log-odds are
+    log p(x)/q(x), so the returned values are an estimate of the log-likelihood ratio. Any
+    monotone error only costs power: the audit's lower bounds stay valid for every scorer, since
+    they test level sets {log_odds >= t} on samples the scorer has not seen.
 
+    An optional ``name`` attribute labels the scorer in reports.
+    """
 
-class _Standardiser:
-    """Affine map to zero mean, unit variance per column (constant columns left unscaled)."""
+    def fit(self, X_p: np.ndarray, X_q: np.ndarray, seed: int = 0) -> "Scorer": ...
 
-    def fit(self, X):
-        self.mean = X.mean(axis=0)
-        scale = X.std(axis=0)
-        self.scale = np.where(scale > 0, scale, 1.0)
-        return self
-
-    def __call__(self, X):
-        return (X - self.mean) / self.scale
-
-
-class _Whitener:
-    """Affine map to zero mean and identity covariance (x - m) L^-T, S = L L^T (eigenvalues floored
-    at 1e-12 of the largest, so that a degenerate feature does not blow up)."""
-
-    def fit(self, X):
-        self.mean = X.mean(axis=0)
-        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(X, rowvar=False)))
-        values = np.maximum(values, 1e-12 * max(values.max(), 1e-300))
-        self.transform = vectors / np.sqrt(values)
-        return self
-
-    def __call__(self, X):
-        return (X - self.mean) @ self.transform
+    def log_odds(self, X: np.ndarray) -> np.ndarray: ...
 
 
 class QuadraticScorer:
     """Logistic regression on [z, upper triangle of z z^T] of the whitened features z.
 
-    The log density ratio of two Gaussians N(m1, S1), N(m2, S2) is a quadratic form in x, so this
-    family contains the exact log-likelihood ratio of any Gaussian pair (spec ndis-als-rp.md §2.3);
-    for Gaussian outputs it is the right model, with k + k(k+1)/2 parameters for k features.
+    The log density ratio of two Gaussians N(m1, S1), N(m2, S2) is
+    -(x - m1)^T S1^-1 (x - m1) / 2 + (x - m2)^T S2^-1 (x - m2) / 2 + const, a quadratic form in x, so
+    this family contains the exact log-likelihood ratio of any Gaussian pair; for Gaussian outputs
+    (the NDIS setting, Lu et al. 2023) it is the right model, with k + k(k+1)/2 parameters for k features.
     Whitening with the pooled covariance makes the quadratic terms nearly uncorrelated, so L-BFGS
     converges in a few dozen iterations even for strongly correlated outputs (e.g. ALS).
     """
@@ -87,7 +73,7 @@ class QuadraticScorer:
             return self._fit(X_p, X_q)
 
     def _fit(self, X_p, X_q):
-        X, y = _training_set(X_p, X_q, self.max_fit)
+        X, y = training_set(X_p, X_q, self.max_fit)
         k = X.shape[1]
         terms = k + k * (k + 1) // 2
         if terms > self.max_terms:
@@ -95,24 +81,25 @@ class QuadraticScorer:
                 f"the quadratic scorer would need {terms} terms for {k} features (max_terms={self.max_terms}); "
                 "use features='gram' or a smaller feature map, or scorer='mlp'/'boosting'"
             )
-        self._inner = _Whitener().fit(X)
+        self._inner = Whitener().fit(X)
         E = self._expand(X)
-        self._outer = _Standardiser().fit(E)
+        self._outer = Standardiser().fit(E)
         self.model = LogisticRegression(C=self.C, max_iter=1000, tol=1e-6)
         self.model.fit(self._outer(E), y)
         return self
 
-    def score(self, X):
+    def log_odds(self, X):
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(self.threads):
-            return _in_chunks(lambda c: self.model.decision_function(self._outer(self._expand(c))), X)
+            return in_chunks(lambda c: self.model.decision_function(self._outer(self._expand(c))), X)
 
 
 class KNNScorer:
     """k-nearest-neighbour log-odds log((k_P + 1/2) / (k_Q + 1/2)) on standardised features.
 
-    k defaults to the odd integer nearest sqrt(n_fit) (consistent as n grows, spec §7.2); queries
+    k defaults to the odd integer nearest sqrt(n_fit) (k -> inf and k/n -> 0 make k-NN consistent,
+    as in the Eureka estimator of Lu, Magdon-Ismail, Wei & Zikas 2024); queries
     cost O(k log n) each, hence the small default `max_fit`.
     """
 
@@ -124,8 +111,8 @@ class KNNScorer:
     def fit(self, X_p, X_q, seed=0):
         from sklearn.neighbors import KDTree
 
-        X, y = _training_set(X_p, X_q, self.max_fit)
-        self._scale = _Standardiser().fit(X)
+        X, y = training_set(X_p, X_q, self.max_fit)
+        self._scale = Standardiser().fit(X)
         self.k_ = self.k or int(2 * (np.sqrt(len(X)) // 2) + 1)
         if not 1 <= self.k_ <= len(X):
             raise ValueError(f"k must lie in [1, {len(X)}], got {self.k_}")
@@ -133,13 +120,13 @@ class KNNScorer:
         self._labels = y
         return self
 
-    def score(self, X):
+    def log_odds(self, X):
         def chunk(c):
             _, index = self._tree.query(self._scale(c), k=self.k_)
             k_p = self._labels[index].sum(axis=1)
             return np.log((k_p + 0.5) / (self.k_ - k_p + 0.5))
 
-        return _in_chunks(chunk, X)
+        return in_chunks(chunk, X)
 
 
 class BoostingScorer:
@@ -162,7 +149,7 @@ class BoostingScorer:
     def _fit(self, X_p, X_q, seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
 
-        X, y = _training_set(X_p, X_q, self.max_fit)
+        X, y = training_set(X_p, X_q, self.max_fit)
         self.model = HistGradientBoostingClassifier(
             max_iter=self.max_iter, learning_rate=self.learning_rate, early_stopping=True,
             validation_fraction=0.1, n_iter_no_change=10, random_state=int(seed) % 2**32,
@@ -170,29 +157,51 @@ class BoostingScorer:
         self.model.fit(X, y)
         return self
 
-    def score(self, X):
+    def log_odds(self, X):
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(self.threads):
-            return _in_chunks(self.model.decision_function, X)
+            return in_chunks(self.model.decision_function, X)
 
 
-def make(name: str, **options):
-    """A fresh scorer by name (one of NAMES)."""
-    if name == "quadratic":
-        return QuadraticScorer(**options)
-    if name == "knn":
-        return KNNScorer(**options)
-    if name == "boosting":
-        return BoostingScorer(**options)
-    if name == "mlp":
-        from .mlp import MLPScorer
+_REGISTRY: dict[str, Callable[..., Scorer]] = {}
 
-        return MLPScorer(**options)
-    raise ValueError(f"unknown scorer {name!r}; allowed: 'auto', {', '.join(map(repr, NAMES))} or a scorer object")
+
+def register(name: str, factory: Callable[..., Scorer], replace: bool = False) -> None:
+    """Make `factory(**options)` (a Scorer class or function) available as audit(scorer=name)."""
+    if not isinstance(name, str) or not name or name == "auto":
+        raise ValueError(f"a scorer name must be a non-empty string other than 'auto', got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"the factory of scorer {name!r} must be callable, got {type(factory).__name__}")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"a scorer named {name!r} is already registered; pass replace=True to replace it")
+    _REGISTRY[name] = factory
+
+
+def names() -> tuple[str, ...]:
+    """The registered scorer names, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def make(name: str, **options) -> Scorer:
+    """A fresh, unfitted scorer of the registered `name`."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown scorer {name!r}; allowed: 'auto', {', '.join(map(repr, names()))}, or an "
+                         "object satisfying the ndis.auditor.Scorer protocol")
+    scorer = _REGISTRY[name](**options)
+    if not isinstance(scorer, Scorer):
+        raise TypeError(f"the factory of scorer {name!r} returned a {type(scorer).__name__}, which does not satisfy "
+                        "the Scorer protocol (fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array)")
+    return scorer
+
+
+register("quadratic", QuadraticScorer)
+register("knn", KNNScorer)
+register("mlp", MLPScorer)
+register("boosting", BoostingScorer)
 
 
 def log_loss(scorer, X_p, X_q) -> float:
     """Balanced binary cross-entropy of the scorer's log-odds on (X_p label 1, X_q label 0), in nats."""
-    s_p, s_q = scorer.score(X_p), scorer.score(X_q)
+    s_p, s_q = scorer.log_odds(X_p), scorer.log_odds(X_q)
     return float(-(np.mean(log_expit(s_p)) + np.mean(log_expit(-s_q))) / 2)

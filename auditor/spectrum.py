@@ -4,7 +4,7 @@ For a score s (large = "looks like P = M(D)"), every level set S_t = {s >= t} is
 
     delta_{P||Q}(eps) >= P(S_t) - e^eps Q(S_t),      delta_{Q||P}(eps) >= Q(S_t^c) - e^eps P(S_t^c)
 
-(the hockey-stick divergence is a supremum over events; spec ndis-als-rp.md §1.3). By Neyman-Pearson
+(the hockey-stick divergence is a supremum over events; Balle, Barthe & Gaboardi 2020). By Neyman-Pearson
 the level sets of the log-likelihood ratio log(p/q) attain both suprema for every eps, so ONE score
 that estimates log(p/q) serves both directions and the whole grid.
 
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from ndis.core.curve import Curve
 
 from . import bounds
 
@@ -139,12 +141,11 @@ def event_lower_bound(sorted_p, sorted_q, threshold, eps, direction: str, level)
 
 @dataclass
 class SpectrumEstimate:
-    """Both directions of delta-hat, the simultaneous lower bound, the upper band and the floor."""
+    """Both directions of delta-hat, the simultaneous lower bound, the upper band (as Curves) and the floor."""
 
-    eps: np.ndarray
-    delta: dict
-    lower: dict
-    upper: dict
+    estimate: Curve
+    lower: Curve
+    upper: Curve
     floor: np.ndarray
     thresholds: dict
     n_events: int
@@ -184,6 +185,6 @@ def estimate_spectrum(valid_p, valid_q, held_p, held_q, eps, alpha: float, z_sel
 
     floor = bounds.detectable_floor(eps, n_p, n_q, budget)
     return SpectrumEstimate(
-        eps=eps, delta=delta, lower=lower, upper=upper, floor=floor,
+        estimate=Curve(eps, **delta), lower=Curve(eps, **lower), upper=Curve(eps, **upper), floor=floor,
         thresholds={d: chosen[d][0] for d in DIRECTIONS}, n_events=len(active),
     )

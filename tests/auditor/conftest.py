@@ -1,7 +1,7 @@
 """Shared helpers for the auditor tests: a 1-D Gaussian mechanism and its exact spectrum.
 
-The closed form delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (spec ndis-als-rp.md
-§3.2) is evaluated with scipy here, in the tests only, as the reference for the estimator.
+The closed form delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang 2018,
+Theorem 8) is evaluated with scipy here, in the tests only, as the reference for the estimator.
 """
 
 import numpy as np

@@ -5,6 +5,7 @@ import pytest
 
 from ndis import auditor
 from ndis.auditor import AuditReport, audit
+from ndis.core.curve import Curve
 
 from .conftest import GaussianMechanism, gaussian_delta_reference
 
@@ -100,8 +101,13 @@ def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
     assert data["info"]["seed"]["entropy"] == 0 and "numpy" in data["info"]["versions"]
     assert set(data["info"]["timings"]) >= {"total", "training", "estimation"}
     back = AuditReport.from_json(path)
-    for name in ("eps", "delta", "delta_lower", "delta_upper", "floor", "theory"):
+    assert list(data)[:12] == ["eps", "delta", "delta_lower", "delta_upper", "delta_forward", "delta_reverse",
+                               "lower_forward", "lower_reverse", "upper_forward", "upper_reverse", "floor", "theory"]
+    for name in ("eps", "delta", "delta_lower", "delta_upper", "delta_forward", "lower_reverse", "upper_forward",
+                 "floor", "theory", "theory_forward"):
         np.testing.assert_array_equal(getattr(back, name), getattr(report, name))
+    assert isinstance(back.estimate, Curve) and isinstance(back.exact, Curve)
+    np.testing.assert_array_equal(report.lower.delta, np.maximum(report.lower_forward, report.lower_reverse))
     assert back.verdict == report.verdict and back.info == data["info"]
     frame = report.to_frame()
     assert list(frame["eps"]) == list(EPS) and "theory" in frame and len(frame) == EPS.size
@@ -137,7 +143,7 @@ def test_bad_mechanism_output_is_reported(output, message):
 
 def test_bad_arguments_are_reported(gaussian_batched):
     with pytest.raises(ValueError, match="eps"):
-        audit(gaussian_batched, D[0], D_PRIME[0], eps=[-1.0, 0.0])
+        audit(gaussian_batched, D[0], D_PRIME[0], eps=[np.nan, 0.0])
     with pytest.raises(ValueError, match="alpha"):
         audit(gaussian_batched, D[0], D_PRIME[0], alpha=1.5)
     with pytest.raises(ValueError, match="n_samples"):
@@ -148,8 +154,27 @@ def test_bad_arguments_are_reported(gaussian_batched):
         audit(gaussian_batched, D[0], D_PRIME[0], claimed=(1.0, 2.0))
     with pytest.raises(ValueError, match="unknown scorer"):
         audit(gaussian_batched, D[0], D_PRIME[0], scorer="forest", n_samples=2_000)
+    with pytest.raises(TypeError, match="Scorer protocol"):
+        audit(gaussian_batched, D[0], D_PRIME[0], scorer=object(), n_samples=2_000)
     with pytest.raises(ValueError, match="backend"):
         audit(gaussian_batched, D[0], D_PRIME[0], backend="spark", n_samples=2_000)
+
+
+def test_negative_eps_is_accepted():
+    # eps is any finite number; below 0 the whole output space is an event, so delta(eps) >= 1 - e^eps
+    # and the estimate, which sweeps that event too, is >= 1 - e^eps exactly.
+    report = audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, eps=[-1.0, 0.0, 0.5],
+                   n_samples=4_000, seed=0, scorer="quadratic")
+    assert report.delta[0] >= 1 - np.exp(-1.0)
+    np.testing.assert_array_equal(report.eps, [-1.0, 0.0, 0.5])
+
+
+def test_datasets_are_validated_at_the_boundary():
+    mech = GaussianMechanism(sigma=1.0)
+    with pytest.raises(ValueError, match="D contains NaN"):
+        audit(mech, np.array([[np.nan]]), D_PRIME, n_samples=2_000)
+    with pytest.raises(ValueError, match="2-D"):
+        audit(mech, np.ones(3), None, neighbor="remove:0", n_samples=2_000)
 
 
 def test_datasets_that_are_not_neighbours_are_rejected():
@@ -161,7 +186,7 @@ def test_datasets_that_are_not_neighbours_are_rejected():
 
 
 def test_acceptance_gaussian_mechanism_at_a_million_samples():
-    # Issue 5 acceptance: sensitivity 1, sigma = 4.8448, plain callable, 1e6 samples per side: max error
+    # Acceptance: sensitivity 1, sigma = 4.8448, plain callable, 1e6 samples per side: max error
     # <= 0.005 over eps in [0, 1] and the lower bound never above the truth. With 5e5 held out per side
     # the SE of delta-hat is <= sqrt((1 + e^2) / 4 / 5e5) = 0.0021, so 0.005 is ~2.4 SE on the worst eps
     # (observed 0.0013).
@@ -179,7 +204,7 @@ def test_acceptance_gaussian_mechanism_at_a_million_samples():
 
 @pytest.mark.slow
 def test_acceptance_violation_rates_at_a_million_samples():
-    # Issue 5 acceptance: half the claimed sigma is flagged as violating (1, 1e-5) in >= 95% of 20 runs,
+    # Acceptance: half the claimed sigma is flagged as violating (1, 1e-5) in >= 95% of 20 runs,
     # the correct sigma in <= 5% (i.e. at most 1 of 20).
     rates = {}
     for sigma in (4.8448 / 2, 4.8448):

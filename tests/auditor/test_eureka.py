@@ -19,7 +19,7 @@ def test_one_dimensional_knn_matches_brute_force(k):
 def test_paper_formulas():
     assert knn_k(10**6) == 10_001 and knn_k(99) == 101
     assert accuracy_to_delta(0.5, 0.0) == 0.0 and accuracy_to_delta(1.0, 2.0) == 1.0
-    # spec prior-art-auditing.md §9: at n1 = n2 = 1e7, d = 1, gamma = 0.01 the radius is 0.052 at eps = 0.01
+    # the Eureka paper (Lu, Magdon-Ismail, Wei & Zikas 2024): at n1 = n2 = 1e7, d = 1, gamma = 0.01 the radius is 0.052 at eps = 0.01
     assert paper_radius(0.01, 10**7, 10**7, 1) == pytest.approx(0.052, abs=0.001)
 
 

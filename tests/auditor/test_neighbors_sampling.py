@@ -2,28 +2,35 @@ import numpy as np
 import pytest
 
 from ndis.auditor import neighbors, sampling
+from ndis.core import neighbors as relations
 
 
-def test_relations_are_checked_and_constructed():
+def test_relations_from_core_are_checked_and_constructed():
     D = np.arange(12.0).reshape(4, 3)
     for relation, replacement in (("remove", None), ("zero", None), ("replace", [9.0, 9.0, 9.0]), ("entry", (1, -5.0))):
-        D_prime = neighbors.make(D, relation, 2, replacement)
-        assert neighbors.check(D, D_prime, relation) == 2
-    assert neighbors.check(D, D[:-1], "remove") == 3
+        D_prime = relations.make(D, relation, 2, replacement)
+        assert relations.check(D, D_prime, relation) == 2
+    assert relations.check(D, D[:-1], "remove") == 3
     with pytest.raises(ValueError, match="not neighbours under 'zero'"):
-        neighbors.check(D, neighbors.make(D, "replace", 1, [1.0, 1.0, 1.0]), "zero")
+        relations.check(D, relations.make(D, "replace", 1, [1.0, 1.0, 1.0]), "zero")
     with pytest.raises(ValueError, match="more than one entry"):
-        neighbors.check(D, neighbors.make(D, "replace", 1, [1.0, 1.0, 1.0]), "entry")
+        relations.check(D, relations.make(D, "replace", 1, [1.0, 1.0, 1.0]), "entry")
     with pytest.raises(ValueError, match="allowed: remove, zero, replace, entry"):
-        neighbors.check(D, D, "swap")
+        relations.check(D, D, "swap")
 
 
 def test_neighbour_specs_parse():
-    assert neighbors.parse("remove:worst") == ("remove", "worst")
-    assert neighbors.parse("zero:7") == ("zero", 7)
-    assert neighbors.parse("replace") == ("replace", None)
+    assert relations.parse("remove:worst") == ("remove", "worst")
+    assert relations.parse("zero:7") == ("zero", 7)
+    assert relations.parse("replace") == ("replace", None)
     with pytest.raises(ValueError, match="row choice"):
-        neighbors.parse("remove:best")
+        relations.parse("remove:best")
+
+
+def test_the_auditor_defines_no_relations_of_its_own():
+    # the relations, their parsing, construction and check live in ndis.core.neighbors only
+    for name in ("RELATIONS", "ROW_CHOICES", "parse", "check", "make"):
+        assert not hasattr(neighbors, name)
 
 
 def test_worst_neighbor_from_the_mechanism_is_used():
@@ -37,6 +44,23 @@ def test_worst_neighbor_from_the_mechanism_is_used():
     D = np.arange(6.0).reshape(3, 2)
     row, D_prime, how = neighbors.select(Mech(), D, "remove", "worst")
     assert (row, how) == (1, "mechanism") and np.array_equal(D_prime, np.delete(D, 1, axis=0))
+
+
+def test_black_box_selection_uses_the_pilot_it_is_given():
+    D = np.arange(20.0).reshape(10, 2)
+    seen = []
+
+    def pilot(row, D_prime):
+        seen.append(row)
+        assert np.array_equal(D_prime, np.delete(D, row, axis=0))
+        return -abs(row - 3)  # row 3 is the "most distinguishable"
+
+    rows = neighbors.candidate_rows(D, 10, seed=0)
+    row, D_prime, how = neighbors.select(object(), D, "remove", "worst", pilot, n_candidates=10, seed=0)
+    assert seen == rows and (row, how) == (3, "screen")
+    with pytest.raises(ValueError, match="pilot"):
+        neighbors.select(object(), D, "remove", "worst")
+    assert neighbors.select(object(), D, "zero", 4)[:1] == (4,)
 
 
 def test_chunk_seeds_are_the_spawned_children():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ndis import mechanisms
+from ndis.mechanisms import gaussian
 from ndis import theory
 from ndis.auditor import audit
 
@@ -72,3 +73,75 @@ def test_literal_sampler_as_a_control_agrees_with_the_fast_one():
     assert np.max(np.abs(fast.delta - literal.delta)) < 0.085
     with pytest.raises(ValueError, match="literal=True"):
         audit(lambda data, n, rng: rng.normal(size=(n, 1)), 0, 1, literal=True, n_samples=2_000)
+
+
+class _CountingGaussian(gaussian.GaussianMechanism):
+    """The registered Gaussian mechanism, counting its data-dependent set-ups (`_fast` calls) and
+    without a worst_neighbor, so that `remove:worst` runs the black-box screen."""
+
+    set_ups = []
+
+    def _fast(self, D):
+        _CountingGaussian.set_ups.append(D.shape[0])
+        return super()._fast(D)
+
+    def worst_neighbor(self, D, relation=None):
+        return None
+
+
+def test_the_set_up_is_done_once_per_side():
+    # 4 chunks per side for training and 4 for held-out scoring; output_shape is declared, so there is
+    # no shape probe: D (3 rows) and D' (2 rows) are set up once each.
+    _CountingGaussian.set_ups = []
+    mech = _CountingGaussian(query="sum", sigma=1.0)
+    D = np.ones((3, 1))
+    audit(mech, D, D[:-1], neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=4_000, chunk_size=500,
+          seed=0, scorer="quadratic")
+    assert _CountingGaussian.set_ups == [3, 2]
+
+
+def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
+    # D once (shared by the screen and the audit), each candidate D' once; the chosen candidate's
+    # sampler is reused by the audit itself.
+    from ndis.auditor import neighbors
+
+    _CountingGaussian.set_ups = []
+    D = np.full((8, 1), 0.1)
+    D[5] = 2.0
+    report = audit(_CountingGaussian(query="sum", sigma=1.0), D, None, neighbor="remove:worst",
+                   eps=np.linspace(0, 1, 3), n_samples=4_000, chunk_size=1_000, seed=0, scorer="quadratic")
+    assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] == 5
+    n_candidates = len(neighbors.candidate_rows(D, 6))
+    assert _CountingGaussian.set_ups == [8] + [7] * n_candidates
+
+
+def test_a_duck_typed_sampler_serves_the_shape_probe_too():
+    # no output_shape: the probe draws from the prepared samplers, so D and D' are still set up once each
+    calls = []
+
+    class Duck:
+        name = "duck"
+
+        def sampler(self, D, literal=False):
+            calls.append(D.shape)
+            centre = D.sum()
+            return lambda n, rng: centre + rng.standard_normal((n, 1))
+
+        def sample(self, D, n, rng):
+            return self.sampler(D)(n, rng)
+
+    audit(Duck(), np.ones((1, 1)), np.zeros((1, 1)), eps=np.linspace(0, 1, 3), n_samples=2_000, chunk_size=300,
+          scorer="quadratic")
+    assert calls == [(1, 1), (1, 1)]
+
+
+def test_a_registered_mechanism_gives_the_same_report_on_loky_and_dask():
+    pytest.importorskip("distributed")
+    mech = mechanisms.get("gaussian", query="sum", sigma=1.0)
+    D = np.ones((3, 1))
+    kwargs = dict(neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=6_000, chunk_size=700, seed=4,
+                  scorer="quadratic")
+    one = audit(mech, D, D[:-1], n_jobs=1, **kwargs)
+    for other in (audit(mech, D, D[:-1], n_jobs=2, **kwargs), audit(mech, D, D[:-1], n_jobs=2, backend="dask", **kwargs)):
+        for name in ("delta", "delta_lower", "delta_upper", "floor"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(other, name))

@@ -32,14 +32,14 @@ def test_scorers_approach_the_bayes_log_loss_on_a_gaussian_pair(name, slack):
     bayes = _bayes_log_loss(val_p, val_q)
     loss = scorers.log_loss(scorer, val_p, val_q)
     assert bayes - 0.002 <= loss <= bayes + slack
-    assert scorer.score(val_p[:7]).shape == (7,)
+    assert scorer.log_odds(val_p[:7]).shape == (7,)
 
 
 def test_mlp_is_reproducible_for_a_seed():
     rng = np.random.default_rng(0)
     fit_p, fit_q = _pair(rng, 5_000)
-    a = scorers.make("mlp", epochs=2).fit(fit_p, fit_q, seed=3).score(fit_p[:100])
-    b = scorers.make("mlp", epochs=2).fit(fit_p, fit_q, seed=3).score(fit_p[:100])
+    a = scorers.make("mlp", epochs=2).fit(fit_p, fit_q, seed=3).log_odds(fit_p[:100])
+    b = scorers.make("mlp", epochs=2).fit(fit_p, fit_q, seed=3).log_odds(fit_p[:100])
     np.testing.assert_array_equal(a, b)
 
 
@@ -90,3 +90,52 @@ def test_torch_device_selection():
     assert select_device("cpu") == "cpu"
     with pytest.raises(ValueError, match="torch device"):
         select_device("tpu")
+
+
+class LinearLogOdds:
+    """A user-defined scorer: Fisher's linear discriminant with the pooled covariance, which is the exact
+    log-likelihood ratio of two Gaussians with equal covariances."""
+
+    name = "linear"
+
+    def fit(self, X_p, X_q, seed=0):
+        m_p, m_q = X_p.mean(axis=0), X_q.mean(axis=0)
+        pooled = np.atleast_2d(np.cov(np.concatenate([X_p - m_p, X_q - m_q]), rowvar=False))
+        self.w = np.linalg.solve(pooled, m_p - m_q)
+        self.b = -self.w @ (m_p + m_q) / 2
+        return self
+
+    def log_odds(self, X):
+        return np.asarray(X) @ self.w + self.b
+
+
+def _shift(data, n, rng):
+    return data + rng.standard_normal((n, 1))
+
+
+def test_a_user_scorer_object_satisfies_the_protocol_and_audits():
+    # N(1, 1) vs N(0, 1): 2e4 held-out per side, SE of delta-hat <= sqrt((1 + e^2) / 4 / 2e4) = 0.010
+    # at eps <= 1; 0.04 is 4 SE.
+    from ndis.auditor import Scorer
+
+    from .conftest import gaussian_delta_reference
+
+    assert isinstance(LinearLogOdds(), Scorer) and not isinstance(object(), Scorer)
+    eps = np.linspace(0, 1, 11)
+    report = audit(_shift, 1.0, 0.0, eps=eps, n_samples=40_000, seed=0, scorer=LinearLogOdds())
+    truth = gaussian_delta_reference(eps, 1.0)
+    assert report.info["scorer"] == "linear/flatten"
+    assert np.max(np.abs(report.delta - truth)) < 0.04 and np.all(report.delta_lower <= truth)
+
+
+def test_a_registered_scorer_is_used_by_name():
+    scorers.register("test-linear", LinearLogOdds, replace=True)
+    assert "test-linear" in scorers.names() and isinstance(scorers.make("test-linear"), LinearLogOdds)
+    with pytest.raises(ValueError, match="already registered"):
+        scorers.register("test-linear", LinearLogOdds)
+    eps = np.linspace(0, 1, 5)
+    by_name = audit(_shift, 1.0, 0.0, eps=eps, n_samples=4_000, seed=3, scorer="test-linear")
+    by_object = audit(_shift, 1.0, 0.0, eps=eps, n_samples=4_000, seed=3, scorer=LinearLogOdds())
+    assert by_name.info["scorer"] == "test-linear/flatten"
+    np.testing.assert_array_equal(by_name.delta, by_object.delta)
+    np.testing.assert_array_equal(by_name.delta_lower, by_object.delta_lower)

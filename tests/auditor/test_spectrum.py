@@ -49,14 +49,14 @@ def test_gaussian_estimate_within_four_standard_errors_and_bound_below_truth():
     truth = gaussian_delta_reference(eps, mu)
     P, Q = optimal_event_probabilities(eps, mu)
     se = np.sqrt(P * (1 - P) / m + np.exp(2 * eps) * Q * (1 - Q) / m)
-    assert np.all(np.abs(est.delta["forward"] - truth) <= 5 * se)
-    assert np.all(np.abs(est.delta["reverse"] - truth) <= 5 * se)  # symmetric pair: same curve
+    assert np.all(np.abs(est.estimate.forward - truth) <= 5 * se)
+    assert np.all(np.abs(est.estimate.reverse - truth) <= 5 * se)  # symmetric pair: same curve
     for direction in spectrum.DIRECTIONS:
-        assert np.all(est.lower[direction] <= truth)
-        assert np.all(est.lower[direction] <= est.delta[direction])
-        assert np.all(est.upper[direction] >= est.delta[direction])
+        assert np.all(est.lower.direction(direction) <= truth)
+        assert np.all(est.lower.direction(direction) <= est.estimate.direction(direction))
+        assert np.all(est.upper.direction(direction) >= est.estimate.direction(direction))
     # the bound is informative where delta is well above the floor
-    assert np.all(est.lower["forward"][eps <= 0.5] > 0.5 * truth[eps <= 0.5])
+    assert np.all(est.lower.forward[eps <= 0.5] > 0.5 * truth[eps <= 0.5])
     assert 0 < est.n_events <= 2 * eps.size
 
 
@@ -70,6 +70,6 @@ def test_lower_bound_coverage_over_repeated_runs():
         rng = np.random.default_rng(seed)
         est = spectrum.estimate_spectrum(rng.normal(mu, 1, 2000), rng.normal(0, 1, 2000),
                                          rng.normal(mu, 1, 5000), rng.normal(0, 1, 5000), eps, alpha=0.2)
-        lower = np.maximum(est.lower["forward"], est.lower["reverse"])
+        lower = est.lower.delta
         misses += np.any(lower > truth)
     assert misses / 200 <= 0.2 + 4 * np.sqrt(0.2 * 0.8 / 200)

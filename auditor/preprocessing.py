@@ -1,0 +1,53 @@
+"""Data preparation shared by the scorers: the labelled training set, affine normalisations, and
+evaluation in bounded-memory chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_CHUNK = 100_000
+
+
+def training_set(X_p, X_q, max_fit: int):
+    """(X, y): the first `max_fit` rows of each side stacked, label 1 for X_p and 0 for X_q.
+
+    Samples are i.i.d., so the first rows are a random subsample.
+    """
+    X_p, X_q = np.asarray(X_p, float)[:max_fit], np.asarray(X_q, float)[:max_fit]
+    X = np.concatenate([X_p, X_q])
+    y = np.concatenate([np.ones(len(X_p)), np.zeros(len(X_q))])
+    return X, y
+
+
+def in_chunks(function, X) -> np.ndarray:
+    """function(X) evaluated on blocks of at most 100,000 rows and concatenated."""
+    X = np.asarray(X, dtype=float)
+    return np.concatenate([function(X[i:i + _CHUNK]) for i in range(0, max(len(X), 1), _CHUNK)])
+
+
+class Standardiser:
+    """Affine map to zero mean, unit variance per column (constant columns left unscaled)."""
+
+    def fit(self, X):
+        self.mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale = np.where(scale > 0, scale, 1.0)
+        return self
+
+    def __call__(self, X):
+        return (X - self.mean) / self.scale
+
+
+class Whitener:
+    """Affine map to zero mean and identity covariance (x - m) L^-T, S = L L^T (eigenvalues floored
+    at 1e-12 of the largest, so that a degenerate feature does not blow up)."""
+
+    def fit(self, X):
+        self.mean = X.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(X, rowvar=False)))
+        values = np.maximum(values, 1e-12 * max(values.max(), 1e-300))
+        self.transform = vectors / np.sqrt(values)
+        return self
+
+    def __call__(self, X):
+        return (X - self.mean) @ self.transform

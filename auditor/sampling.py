@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from ndis.core.errors import MechanismError
+
 BACKENDS = ("loky", "dask")
 _CHUNK_BYTES = 32 * 2**20
 
@@ -152,7 +154,11 @@ def chunk_size_for(sample_shape: tuple, budget_bytes: int = _CHUNK_BYTES) -> int
 
 def _draw(draw, n, seed_seq, shape, where, transform):
     rng = np.random.default_rng(seed_seq)
-    samples = validate_output(draw(n, rng), n, shape, where)
+    try:
+        raw = draw(n, rng)
+    except Exception as error:  # the mechanism's own code failed: keep its traceback, say where
+        raise MechanismError(where, error) from error
+    samples = validate_output(raw, n, shape, where)
     return samples if transform is None else transform(samples)
 
 

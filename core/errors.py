@@ -15,3 +15,6 @@ class MechanismError(RuntimeError):
         super().__init__(f"{where}: {type(cause).__name__}: {cause}")
         self.where = where
         self.__cause__ = cause
+
+    def __reduce__(self):  # picklable, so that parallel workers can send it back
+        return type(self), (self.where, self.__cause__)

@@ -123,3 +123,17 @@ def test_replacement_needs_a_row_index(tmp_path, capsys):
             "--replacement", "1,2", "--out", str(tmp_path)]
     assert main(argv) == 2
     assert "--replacement goes with" in capsys.readouterr().err
+
+
+def test_an_error_in_the_users_mechanism_keeps_its_traceback(tmp_path, capsys, monkeypatch):
+    (tmp_path / "user_plugin_with_bug.py").write_text(
+        "import numpy as np\n\n"
+        "def broken(data, rng):\n"
+        "    return np.ones(3).reshape(2, 2)  # the user's bug\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["audit", "user_plugin_with_bug:broken", "--data", "synthetic:n=20,d=2,seed=0", "--neighbor", "zero:0",
+            "--samples", "1000", "--out", str(tmp_path / "out")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ndis audit: the mechanism raised an exception (broken")
+    assert "user_plugin_with_bug.py\", line 4, in broken" in err and "ValueError: cannot reshape" in err

@@ -7,7 +7,7 @@
    sufficient sigma and with the analytic (exact DP) sigma; (B), (C) and the block variant with
    Thm 3.4's sigma_0 on the aligned pair x_1 = (1 - 1/sqrt p) 1_p -> 1_p (all other rows 0). The exact
    spectrum is the analytic Gaussian for (A) and the noncentral chi-square pair for (B)/(C)/blocks
-   (`mechanisms.masking.chi2_pair_delta`, both directions); the black-box verdict comes from
+   (`theory.masking.chi2_pair_delta`, both directions); the black-box verdict comes from
    `auditor.audit(..., claimed=(eps, delta))` on vech(Y^T Y) (sufficient, §3.5).
 """
 
@@ -19,7 +19,8 @@ import pandas as pd
 from ndis import mechanisms
 from ndis import theory
 from ndis.auditor import audit
-from ndis.mechanisms.masking import aligned_pair, chi2_pair_delta
+from ndis.mechanisms.masking import aligned_pair
+from ndis.theory.masking import chi2_pair_delta
 
 from . import table_mask_sigma
 from .plotting import plt

@@ -1,7 +1,7 @@
 """Seed 003 Table 1: the noise levels of additive noise (A) and matrix masking (B) (spec other-schemes §3.3).
 
 For each (eps, delta): (A)'s necessary and sufficient sigma of Thm 3.2 / Cor. 3.3 (condition (5)),
-(B)'s sigma_0 of Thm 3.4 (the largest root, `mechanisms.masking.thm34_sigma`) for p in {1, 5, 20} and
+(B)'s sigma_0 of Thm 3.4 (the largest root, `theory.masking.thm34_sigma`) for p in {1, 5, 20} and
 n in {100, 10^4}, next to the printed values. Added columns: Cor. 3.5's explicit sigma and the exact
 (eps, delta)-DP sigma of (A) (analytic Gaussian, sensitivity 1), which is far below the paper's
 "necessary" sigma because condition (5) is stronger than (eps, delta)-DP (spec §3.4).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ndis import theory
-from ndis.mechanisms.masking import cor35_sigma, thm32_sigma, thm34_sigma
+from ndis.theory.masking import cor35_sigma, thm32_sigma, thm34_sigma
 
 from .reproduce import Reproduction
 

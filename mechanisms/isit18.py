@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndis import theory
+from ndis.theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
 
 from .als import ApproximateLeastSquares, sketched_solutions
 from .base import Mechanism
@@ -35,38 +36,10 @@ from .rp import RandomProjection, gram_features
 from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
 
 
-# -- calibrations and conversions ---------------------------------------------------------------
-def mi_noise_variance(eps_mi) -> float:
-    """sigma_AN^2 = 1 / (2^{2 eps_MI} - 1), eps_MI in bits (seed 001 eq. 9)."""
-    eps_mi = as_positive("eps_mi", eps_mi)
-    return float(1.0 / np.expm1(2.0 * eps_mi * np.log(2.0)))
-
-
-def rp_noise_variance(eps_mi, n_proj, f) -> float:
-    """sigma_RP^2 = (n' / (2^{2 eps_MI} - 1) - f^2)_+ (seed 001 eq. 13)."""
-    return float(max(as_int("n_proj", n_proj) * mi_noise_variance(eps_mi) - float(f) ** 2, 0.0))
-
-
-def mi_delta(eps_mi, corrected: bool = False) -> float:
-    """The (0, delta)-DP that eps_MI-MI-DP implies (seed 001 Prop. 2 / Cor. 1), delta = TV bound.
-
-    As printed: delta = sqrt(2 / log2(e)) eps_MI. corrected=True: delta = sqrt(2 eps_MI ln 2)
-    (Pinsker with eps_MI in bits; spec §1.5 erratum)."""
-    eps_mi = as_positive("eps_mi", eps_mi)
-    if corrected:
-        return float(np.sqrt(2.0 * eps_mi * np.log(2.0)))
-    return float(np.sqrt(2.0 / np.log2(np.e)) * eps_mi)
-
-
 def check_entries(X: np.ndarray) -> None:
     """Seed 001 assumes |X_ij| <= 1 (the MI bounds use it)."""
     if np.max(np.abs(X), initial=0.0) > 1.0 + 1e-12:
         raise ValueError("seed 001's schemes need every entry of X in [-1, 1] (|X_ij| <= 1); rescale the data")
-
-
-def flip_value(x) -> np.ndarray:
-    """The farthest admissible new value of an entry in [-1, 1]: -sign(x) (+1 for x = 0)."""
-    return np.where(np.asarray(x) > 0, -1.0, 1.0)
 
 
 def augmented(D: np.ndarray, sigma: float, d: int) -> np.ndarray:
@@ -74,23 +47,6 @@ def augmented(D: np.ndarray, sigma: float, d: int) -> np.ndarray:
     rows = np.zeros((d, D.shape[1]))
     rows[:, :d] = sigma * np.eye(d)
     return np.vstack([D, rows])
-
-
-def entry_flip_eigenvalues(Z: np.ndarray, C: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every entry (i, j), j < columns, flipped to `flip_value`: the two eigenvalues of
-    C^{-1/2} C' C^{-1/2} that differ from 1, with C' = C - z z^T + z' z'^T (spec §1.6):
-    eig([[1 - h, -h12], [h12, 1 + h']]), h = z^T C^-1 z, h12 = z^T C^-1 z', h' = z'^T C^-1 z'.
-    Returns (lambda_1, lambda_2, t), arrays of shape (n, columns), t the change of the entry."""
-    Cinv = np.linalg.inv(C)
-    U = Z @ Cinv
-    h = np.einsum("ij,ij->i", U, Z)[:, None]
-    t = flip_value(Z[:, :columns]) - Z[:, :columns]
-    h12 = h + t * U[:, :columns]
-    hp = h + 2.0 * t * U[:, :columns] + t**2 * np.diag(Cinv)[None, :columns]
-    half_trace = 0.5 * ((1.0 - h) + (1.0 + hp))
-    det = (1.0 - h) * (1.0 + hp) + h12**2
-    root = np.sqrt(np.maximum(half_trace**2 - det, 0.0))
-    return half_trace + root, half_trace - root, t
 
 
 class _ISIT18:

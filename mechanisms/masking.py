@@ -22,53 +22,14 @@ noncentral chi-square laws (`chi2_pair_delta`).
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import stats
 
 from ndis import theory
+from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
 from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
-
-
-# -- calibrations (seed 003 Thm 3.2, Cor. 3.3, Thm 3.4, Cor. 3.5) ------------------------------
-def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
-    """Scheme (A) for condition (5): necessary sigma >= g/eps, sufficient sigma >= (g/eps)(1 + 1/(2 g^2)),
-    g = Phi^{-1}(1 - delta) (Thm 3.2; a calibration of P[L > eps] <= delta, not of (eps, delta)-DP)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    g = float(stats.norm.isf(delta))
-    kind = as_choice("kind", kind, ("necessary", "sufficient"))
-    return g / eps if kind == "necessary" else (g / eps) * (1.0 + 1.0 / (2.0 * g**2))
-
-
-def thm34_gap(sigma, eps, delta, n, p):
-    """g(sigma) = (2 sqrt(p) + 1) / (2 (n - p)) chi2_{2(n-p), lambda = p/sigma^2}.isf(delta) + sqrt(p) - sigma^2 eps
-    (Thm 3.4; noncentrality = sum of squared means, spec §3.6 item 1)."""
-    sigma = np.asarray(sigma, dtype=float)
-    quantile = stats.ncx2.isf(delta, 2 * (n - p), p / sigma**2)
-    return (2.0 * np.sqrt(p) + 1.0) / (2.0 * (n - p)) * quantile + np.sqrt(p) - sigma**2 * eps
-
-
-def thm34_sigma(eps, delta, n, p) -> float:
-    """sigma_0 = the largest root of `thm34_gap` (Thm 3.4, schemes (B)/(C); n -> n_s for blocks):
-    scan a log grid for the last sign change, then Brent's method (spec §3.2)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    n, p = as_int("n", n), as_int("p", p)
-    if n <= p:
-        raise ValueError(f"Thm 3.4 needs n > p, got n={n}, p={p}")
-    grid = np.geomspace(1e-3, 1e3, 601) * np.sqrt(np.sqrt(p) / eps)
-    values = thm34_gap(grid, eps, delta, n, p)
-    change = np.flatnonzero((values[:-1] > 0) & (values[1:] <= 0))
-    if change.size == 0:
-        raise ValueError("no sign change of Thm 3.4's g(sigma) on the search grid")
-    k = change[-1]
-    return float(optimize.brentq(thm34_gap, grid[k], grid[k + 1], args=(eps, delta, n, p), xtol=1e-12, rtol=1e-12))
-
-
-def cor35_sigma(eps, delta, n, p) -> float:
-    """Explicit sufficient sigma = sqrt((2n - p + ln(1/delta)) / (2(n - p))) 3 p^{1/4} / sqrt(eps) (Cor. 3.5, eq. 14)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    return float(np.sqrt((2 * n - p + np.log(1.0 / delta)) / (2.0 * (n - p))) * 3.0 * p**0.25 / np.sqrt(eps))
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
@@ -99,20 +60,6 @@ def vech_gram(samples) -> np.ndarray:
     gram = np.einsum("sni,snj->sij", samples, samples)
     rows, cols = np.triu_indices(samples.shape[-1])
     return gram[:, rows, cols]
-
-
-def wishart_clt(G: np.ndarray, n: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and covariance of vech(W), W ~ W_p(n, sigma^2 I; G / sigma^2), G = X^T X (spec §3.4):
-    E W = G + n sigma^2 I, Cov(W_jk, W_lm) = n sigma^4 (d_jl d_km + d_jm d_kl)
-    + sigma^2 (G_jl d_km + G_jm d_kl + G_kl d_jm + G_km d_jl)."""
-    p = G.shape[0]
-    I = np.eye(p)
-    rows, cols = np.triu_indices(p)
-    j, k = rows[:, None], cols[:, None]
-    l, m = rows[None, :], cols[None, :]
-    cov = (n * sigma**4 * (I[j, l] * I[k, m] + I[j, m] * I[k, l])
-           + sigma**2 * (G[j, l] * I[k, m] + G[j, m] * I[k, l] + G[k, l] * I[j, m] + G[k, m] * I[j, l]))
-    return (G + n * sigma**2 * I)[rows, cols], cov
 
 
 def gram_error(X, Y, sigma) -> np.ndarray:
@@ -363,31 +310,3 @@ class MaskBlocks(_Masked):
             return out
 
         return draw, D.shape, D.shape[0] ** 2
-
-
-# -- exact 1-D spectra of (B)/(C) (spec §3.4) -----------------------------------------------------
-def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
-    """ln of the noncentral chi-square density as the Poisson mixture
-    logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf fails at large df, spec §3.4)."""
-    w = np.asarray(w, dtype=float)
-    if nc == 0:
-        return stats.chi2.logpdf(w, df)
-    half = nc / 2.0
-    spread = 12.0 * np.sqrt(half) + 12.0
-    j = np.arange(max(0, int(half - spread)), int(half + spread) + 1)
-    terms = stats.poisson.logpmf(j, half)[:, None] + stats.chi2.logpdf(w.reshape(-1)[None, :], df + 2 * j[:, None])
-    return special.logsumexp(terms, axis=0).reshape(w.shape)
-
-
-def chi2_pair_delta(eps, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
-    """delta_{P||Q}(eps) = int (p - e^eps q)_+ for P = chi2_n(nc_p), Q = chi2_n(nc_q): the exact
-    spectrum of (B)/(C) for p = 1 (nc = ||x||^2 / sigma^2) and for aligned pairs (nc = a^2 / sigma^2,
-    the statistic ||Y v||^2 / sigma^2 being sufficient; spec §3.4). Trapezoid rule on +-12 sd of both laws."""
-    eps = np.atleast_1d(np.asarray(eps, dtype=float))
-    lo = min(n + nc_p, n + nc_q) - 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
-    hi = max(n + nc_p, n + nc_q) + 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
-    w = np.linspace(max(lo, 1e-12), hi, points)
-    log_p, log_q = ncx2_logpdf(w, n, nc_p), ncx2_logpdf(w, n, nc_q)
-    p = np.exp(log_p)
-    gain = -np.expm1(np.minimum(eps[:, None] - (log_p - log_q)[None, :], 0.0))
-    return np.trapezoid(p[None, :] * gain, w, axis=1)

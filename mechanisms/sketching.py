@@ -23,9 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse
 
 from ndis import theory
+from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
@@ -85,35 +86,6 @@ def dense_sketch(m: int, n: int, seed) -> Sketch:
     rows = (np.arange(m)[None, :] + group[:, None]) % m
     signs = rng.choice([-1.0, 1.0], size=(n,))[:, None] * np.ones((1, m))
     return Sketch(rows=rows, signs=signs, m=m)
-
-
-# -- calibrations -------------------------------------------------------------------------------
-def min_clients(m, d, delta, s=1, t_prime=0) -> float:
-    """8 m ln(d m / delta) + s + t': with n at or below it eq. 4 is undefined and every client
-    outputs 0 (spec §2.9 item 2, from the proof of Thm 3.4)."""
-    return float(8 * m * np.log(d * m / delta) + s + t_prime)
-
-
-def eq4_variance(eps, delta, eta, m, s, n, d, t_prime=0, rule="paper_eq4") -> float:
-    """sigma^2 = 4 s^3 eta^2 ln(1.25 s / (delta/d - m e^{-(n-s-t')/(8m)})) m d^2 / (eps^2 (n - s - t'))
-    (seed 002 eq. 4 as printed); rule "consistent_2eta" multiplies it by 4 (Delta_2 = 2 eta sqrt s, spec §2.9)."""
-    honest = n - s - t_prime
-    slack = delta / d - m * np.exp(-honest / (8.0 * m))
-    if honest <= 0 or slack <= 0:
-        raise ValueError(f"eq. 4 is undefined for n={n} <= 8 m ln(dm/delta) + s + t' = {min_clients(m, d, delta, s, t_prime):.1f}")
-    variance = 4.0 * s**3 * eta**2 * np.log(1.25 * s / slack) * m * d**2 / (eps**2 * honest)
-    return float(variance * (4.0 if rule == "consistent_2eta" else 1.0))
-
-
-def laplace_scale(eps, eta, m, d, scale="theorem") -> float:
-    """b = 2 eta m^2 d / eps (Thm 3.5 / Cor. D.5 as printed) or 1/eps ("experiment": Lap(0, 1/eps) per
-    piece, seed 002 Sec. 5; spec §2.9 item 7)."""
-    return float(2.0 * eta * m**2 * d / eps) if scale == "theorem" else float(1.0 / eps)
-
-
-def local_variance(eps, delta, eta, d) -> float:
-    """Textbook local Gaussian mechanism: 2 (2 eta sqrt d)^2 ln(1.25/delta) / eps^2 (spec §2.9 item 6)."""
-    return float(2.0 * (2.0 * eta * np.sqrt(d)) ** 2 * np.log(1.25 / delta) / eps**2)
 
 
 def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
@@ -477,15 +449,3 @@ class LTMLocal(NoisyRelease):
         out = D.copy()
         out[i] = _extreme_row(D[i], self.eta)
         return i, out
-
-
-def resampled_sketch_delta(eps, n: int, m: int, sigma: float, change: float) -> np.ndarray:
-    """delta(eps) of `ltm-gauss` with s = 1 when S is drawn afresh each run and published with the
-    output (spec §2.5): E_S[delta_mu(S)(eps)] with mu = ||Delta|| / (sigma sqrt(T)), where the bucket
-    of the changed client holds T = 1 + Binomial(n - 1, 1/m) clients. Both directions are equal."""
-    t = np.arange(1, n + 1)
-    weight = stats.binom.pmf(t - 1, n - 1, 1.0 / m)
-    keep = weight > 1e-300
-    curves = theory.gaussian_delta(np.atleast_1d(np.asarray(eps, dtype=float))[None, :],
-                                   (change / (sigma * np.sqrt(t[keep])))[:, None])
-    return weight[keep] @ curves

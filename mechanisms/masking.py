@@ -1,5 +1,4 @@
-"""Seed 003 (Ding, Wu, Miao, Chen): random orthogonal matrix masking plus Gaussian noise, spec
-other-schemes §3.
+"""Ding, Wu, Miao & Chen (2022) [Masking]: random orthogonal matrix masking plus Gaussian noise.
 
     mask-a:   Y = X + C                 (eq. 3; C i.i.d. N(0, sigma^2))
     mask-b:   Y = A (X + C)             (eq. 4; A ~ Haar(O(n)), secret, fresh per release)
@@ -8,15 +7,16 @@ other-schemes §3.
 
 Neighbours: one row replaced, ||x_i - x'_i||_2 <= 1, entries |x_ij| <= 1 (Def. 2.1, eq. 6).
 
-Fast exact sampler (spec §3.2): for Z = Q_Z R_Z (thin QR) and A Haar, A Q_Z is Haar on the Stiefel
+Fast exact sampler (derived here): for Z = Q_Z R_Z (thin QR) and A Haar, A Q_Z is Haar on the Stiefel
 manifold, so A Z has the law of V R_Z with V the sign-corrected Q factor of an n x p Gaussian:
 O(n p^2) per release instead of O(n^3). The literal samplers draw A with scipy.stats.ortho_group.
 
 Output law: (A) is exactly Gaussian (`NoisyRelease`). For (B)/(C) the likelihood ratio of Y equals
-that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (spec §3.4), so
-`features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal of that feature,
-labelled exact=False. For p = 1 and for "aligned" pairs the exact spectrum is that of two
-noncentral chi-square laws (`chi2_pair_delta`).
+that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (derived here, see
+`theory.masking`), so `features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal
+of that feature (`theory.masking.wishart_clt`), labelled exact=False. For p = 1 and for "aligned"
+pairs the exact spectrum is that of two noncentral chi-square laws (`theory.masking.chi2_pair_delta`).
+The calibrations (Thm 3.2, Thm 3.4) are `theory.masking.thm32_sigma` and `thm34_sigma`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def haar_stiefel(k: int, n: int, p: int, rng: np.random.Generator) -> np.ndarray
 
 def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A Z for k matrices Z (k, n, p) of rank p and independent Haar A (n x n), exactly in law, as
-    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (spec §3.2); R_Z^T R_Z = Z^T Z."""
+    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (derived here); R_Z^T R_Z = Z^T Z."""
     R = _upper_factor(np.swapaxes(Z, 1, 2) @ Z)
     return haar_stiefel(Z.shape[0], Z.shape[1], Z.shape[2], rng) @ R
 
@@ -63,8 +63,8 @@ def vech_gram(samples) -> np.ndarray:
 
 
 def gram_error(X, Y, sigma) -> np.ndarray:
-    """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (spec §3.5,
-    our suggestion; seed 003 has no experiments). Y: (n, p) or (k, n, p)."""
+    """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (our
+    suggestion: [Masking] has no experiments beyond Table 1). Y: (n, p) or (k, n, p)."""
     X = as_data(X)
     Y = np.asarray(Y, dtype=float)
     single = Y.ndim == 2
@@ -76,7 +76,7 @@ def gram_error(X, Y, sigma) -> np.ndarray:
 
 
 def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate worst pair for (B)/(C) (spec §3.4): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
+    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
     in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
     D = np.zeros((as_int("n", n), as_int("p", p)))
     D_prime = D.copy()
@@ -87,7 +87,7 @@ def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_bounded(D: np.ndarray) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("seed 003's schemes need every entry in [-1, 1] (eq. 6); rescale the data")
+        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); rescale the data")
     return D
 
 
@@ -101,9 +101,9 @@ _CAL_DOCS = {
 class MaskNoiseOnly(NoisyRelease):
     name = "mask-a"
     neighbor = "replace"
-    summary = "Seed 003 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
+    summary = "Ding et al. 2022 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
     param_docs = {**_CAL_DOCS,
-                  "calibration": "'thm3.2-sufficient' (default, P3-(5)-calibration), 'thm3.2-necessary' or "
+                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of DP), 'thm3.2-necessary' or "
                                  "'analytic' (exact (eps, delta)-DP Gaussian with sensitivity 1)",
                   "focus": FOCUS_DOC}
 
@@ -172,7 +172,7 @@ class _Masked(Mechanism):
         return as_data(D).shape
 
     def features(self, samples) -> np.ndarray:
-        """vech(Y_b^T Y_b) of each masked block (sufficient, spec §3.5); one block for (B)/(C)."""
+        """vech(Y_b^T Y_b) of each masked block (sufficient, derived here); one block for (B)/(C)."""
         samples = np.asarray(samples, dtype=float)
         return np.concatenate([vech_gram(samples[:, b]) for b in self._blocks(samples.shape[1])], axis=1)
 
@@ -190,7 +190,7 @@ class _Masked(Mechanism):
         return theory.GaussianLaw(mean, cov, copies=1, exact=False)
 
     def worst_neighbor(self, D, relation=None):
-        """replace (a heuristic, spec §3.5): in the smallest block, the row of smallest norm moved
+        """replace (a heuristic of ours): in the smallest block, the row of smallest norm moved
         radially outwards by up to 1 inside [-1, 1]^p (x = 0 moves along 1_p / sqrt(p)): this maximises
         the change of its squared norm, the noncentrality that drives the p = 1 and aligned cases."""
         relation = self._relation(relation)
@@ -213,7 +213,7 @@ class _Masked(Mechanism):
 
 class MaskNoiseThenRotate(_Masked):
     name = "mask-b"
-    summary = "Seed 003 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
+    summary = "Ding et al. 2022 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
@@ -235,7 +235,7 @@ class MaskNoiseThenRotate(_Masked):
 
 class MaskRotateThenNoise(_Masked):
     name = "mask-c"
-    summary = "Seed 003 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
+    summary = "Ding et al. 2022 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
@@ -275,7 +275,7 @@ def as_blocks(value):
 
 class MaskBlocks(_Masked):
     name = "mask-blk"
-    summary = "Seed 003 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
+    summary = "Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
     param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
 
     def __init__(self, blocks, sigma=None, eps=None, delta=None):

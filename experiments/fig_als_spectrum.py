@@ -1,16 +1,17 @@
-"""Seed 000 Fig. 3 / seed 004 Fig. 5: ALS privacy spectrum, theory vs black-box estimate.
+"""Lu et al. (2023) [OLS-RP] Fig. 3 / Lu et al. (2023) [NDIS] Fig. 5: ALS privacy spectrum, theory vs
+black-box estimate.
 
 For each case the worst removal neighbour is chosen by the auditor (`remove:worst`, the row
 maximising the asymptotic ALS spectrum), and three curves are drawn on one eps grid:
 
-* theory: the asymptotic spectrum of the ALS limit normals (seed 004 Thm 4, `theory.spectrum("als")`)
+* theory: the asymptotic spectrum of the ALS limit normals ([NDIS] Thm 4, `theory.spectrum("als")`)
   for the audited row;
 * the auditor's estimate (threshold method, quadratic scorer) with its band: the simultaneous
   lower bound and the upper band of the trained score;
 * the papers' Eureka estimate (`method="eureka"`, k-NN) with its accuracy-based interval, as a second
   series (smaller sample sizes: the k-NN classifier is the expensive part).
 
-Cases (spec §7.3, §8.2): Cancer (stand-in county table) with r = 300; Flight, first 20,000 rows, with
+Cases (those the papers audit): Cancer (stand-in county table) with r = 300; Flight, first 20,000 rows, with
 r = 1200 (the papers' Flight r; the paper's own r criterion for this experiment is lost) and r = 10000
 (so that the curve is visible). Agreement is checked in code: at each eps the theory must lie
 between the lower bound and the upper band (columns `theory_in_band`).
@@ -122,7 +123,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     figures.append(path)
     tables = {"summary": pd.DataFrame(summary), **tables}
     notes = [
-        "Seed 000 Fig. 3 and seed 004 Fig. 5 have no surviving numbers; the claims are qualitative: the "
+        "[OLS-RP] Fig. 3 and [NDIS] Fig. 5 (Lu et al. 2023) print no numbers; the claims are qualitative: the "
         "black-box estimate approaches the asymptotic theory from below, so the theory already holds at "
         "practical r.",
         "Cancer is the stand-in county table of experiments.datasets (3047 rows; the papers' table has 2809 "

@@ -1,8 +1,9 @@
-"""Seed 004 Fig. 7: the Gaussian mechanism's claimed (Dwork-Roth) guarantee against its exact spectrum.
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [NDIS] Fig. 7: the Gaussian mechanism's claimed (Dwork-Roth)
+guarantee against its exact spectrum.
 
 The classic calibration sigma = sqrt(2 ln(1.25/delta0)) / eps0 (sensitivity 1) is compared with the
-exact delta(eps0) it achieves (seed 004 App. D.2, Cor. 5; spec §3.2) and with the analytic sigma
-that reaches delta0 exactly (seed 004 Cor. 4).
+exact delta(eps0) it achieves ([NDIS] App. D.2, Cor. 5) and with the analytic sigma
+that reaches delta0 exactly ([NDIS] Cor. 4).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .plotting import plt, save
 from .reproduce import Reproduction
 
 EPS0 = 1.0
-#: (delta0 -> (tight delta / delta0 factor, analytic sigma saving)) measured in spec §3.2 (check 7)
+#: (delta0 -> (tight delta / delta0 factor, analytic sigma saving)) from our own earlier check
 REFERENCE = {1e-5: (243.0, 0.23), 1e-6: (313.0, 0.203)}
 
 
@@ -52,8 +53,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     right.grid(True, which="both", alpha=0.3)
     path = save(fig, out / "fig-gaussian-tight.png")
     notes = [
-        "Seed 004 states that the classic calibration's actual delta is about two orders of magnitude "
+        "Lu et al. (2023) [NDIS] state that the classic calibration's actual delta is about two orders of magnitude "
         "below the claimed one and that ~20% less noise suffices; its figure's numbers were not extracted. "
-        "The reference columns are the values of spec §3.2 (its check 7), recomputed here exactly.",
+        "The reference columns are values from our own earlier check, recomputed here exactly.",
     ]
     return Reproduction(tables={"gaussian-tight": table}, figures=[path], notes=notes)

@@ -1,19 +1,20 @@
-"""Seed 000 Fig. 2: privacy-utility trade-off of ALS, the Gaussian mechanism on OLS, and Sheffet's RP LS.
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [OLS-RP] Fig. 2: privacy-utility trade-off of ALS, the Gaussian
+mechanism on OLS, and Sheffet's RP LS.
 
-All curves come from theory, as in the paper (spec §8.4): privacy is the spectrum delta(eps) at a
-fixed eps over the dataset's worst neighbour (remove/zero-out give the same, spec §1.1); utility is
-the sum of the coordinate variances of the output, tr Cov(M(D)) (seed 000's "Var(||M(D) - f(D)||_F)",
-spec §8.3 / Q17):
+All curves come from theory, as in the paper: privacy is the spectrum delta(eps) at a
+fixed eps over the dataset's worst neighbour (remove/zero-out give the same); utility is
+the sum of the coordinate variances of the output, tr Cov(M(D)) (the paper's "Var(||M(D) - f(D)||_F)",
+which it describes as the sum of the variances of the coordinates):
 
 * ALS with sketch size r: asymptotic law N(x_opt, ||w||^2 M^{-1} / r), tr Cov = ||w||^2 tr(M^{-1}) / r;
   spectrum `theory.spectrum("als")`; swept over r.
 * Gaussian LS, x_opt + N(0, sigma^2 I_p): tr Cov = p sigma^2; spectrum = analytic Gaussian at the
   largest OLS sensitivity; swept over sigma.
-* Sheffet's RP LS (M5): ALS on [D; c2 I] with c2 calibrated for (eps, 1/n) at each r (spec M5);
+* Sheffet's (2019) RP LS: ALS on [D; c2 I] with c2 calibrated for (eps, 1/n) at each r (`theory.sheffet_c2`);
   tr Cov = ||w_bar||^2 tr(M_bar^{-1}) / r; its tight spectrum is the ALS spectrum of the augmented
-  data (seed 000's analysis); swept over r.
+  data ([OLS-RP]'s analysis); swept over r.
 
-The value of eps in the paper's figure is lost (spec §9 Q18): it is swept over {0.5, 1, 2}.
+The value of eps in the paper's figure did not survive our extraction: it is swept over {0.5, 1, 2}.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .reproduce import Reproduction
 
 
 def _trace_cov(D: np.ndarray, r: int, ridge: float = 0.0) -> float:
-    """||w||^2 tr((B^T B)^{-1}) / r for ALS on [D; ridge I] (asymptotic covariance, seed 000 Lemma 1)."""
+    """||w||^2 tr((B^T B)^{-1}) / r for ALS on [D; ridge I] (asymptotic covariance, [OLS-RP] Lemma 1)."""
     B, b = theory.split_regression(theory.augment(D, ridge))
     _, w, _, R = theory.ols_fit(B, b)
     inv_r = linalg.solve_triangular(R, np.eye(R.shape[0]))      # tr(M^{-1}) = ||R^{-1}||_F^2
@@ -79,7 +80,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
             ax.legend(fontsize=8)
     path = save(fig, out / "fig-privacy-utility.png")
     notes += [
-        "Seed 000 Fig. 2 has no surviving numbers; its claims are qualitative: ALS has the best trade-off, and "
+        "Lu et al. (2023) [OLS-RP] Fig. 2 prints no numbers; its claims are qualitative: ALS has the best trade-off, and "
         "Sheffet's RP LS does not improve with n because it always appends c2 I rows.",
         "Cancer is the stand-in county table of experiments.datasets (the papers' own table is not available).",
         "tr Cov ignores the ridge bias of Sheffet's scheme, as the paper's utility measure does.",

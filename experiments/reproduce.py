@@ -21,18 +21,18 @@ import pandas as pd
 
 #: name -> (module, one-line description)
 REPRODUCTIONS = {
-    "fig-gaussian-tight": ("fig_gaussian_tight", "004 Fig. 7: Gaussian mechanism, claimed (Dwork-Roth) vs tight delta and sigma"),
-    "fig-privacy-utility": ("fig_privacy_utility", "000 Fig. 2: privacy-utility trade-off of ALS, Gaussian LS and Sheffet's RP LS (theory)"),
-    "table-rp-utility": ("table_rp_utility", "004 Tables I and III: PDR and DPR of M_RP, M_RP^rel, Sheffet [15] and ISIT'18 [17]"),
-    "table-ls-utility": ("table_ls_utility", "004 Tables II and IV: error of M_OLS, M_ALS, M_RP-LS, Gaussian LS, [15], [17]"),
-    "fig-rp-inherent": ("fig_rp_inherent", "004 Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
-    "fig-rlc-spectrum": ("fig_rlc_spectrum", "004 Figs. 9-10: RLC and M_RLC theory vs estimate (Cancer), RLC theory on Flight (and Song)"),
-    "fig-als-spectrum": ("fig_als_spectrum", "000 Fig. 3 / 004 Fig. 5: ALS asymptotic spectrum vs black-box estimate (Cancer, Flight-20000)"),
-    "seed001-privacy-utility": ("seed001_privacy_utility", "001 Figs. 1-2: relative error of AN / RP regression vs n and eps_MI, exact entry spectra vs the MI-DP claim"),
-    "seed002-sketching": ("seed002_sketching", "002: ridge / LRA error vs eps of the LTM sketches, audits of ltm-gauss (several d, s) and ltm-laplace at their printed calibrations"),
-    "seed003-masking": ("seed003_masking", "003: Table 1 (every printed sigma) and audits of the masking schemes (A), (B), (C), blocks against their claimed (eps, delta)"),
-    "table-mask-sigma": ("table_mask_sigma", "003 Table 1: sigma of additive noise (Thm 3.2) and matrix masking (Thm 3.4)"),
-    "table-isit18-privacy": ("table_isit18_privacy", "001 at paper scale: exact (eps, delta) of eps_MI = 0.5 RP (spec §1.6 table)"),
+    "fig-gaussian-tight": ("fig_gaussian_tight", "Lu et al. 2023 [NDIS] Fig. 7: Gaussian mechanism, claimed (Dwork-Roth) vs tight delta and sigma"),
+    "fig-privacy-utility": ("fig_privacy_utility", "Lu et al. 2023 [OLS-RP] Fig. 2: privacy-utility trade-off of ALS, Gaussian LS and Sheffet's RP LS (theory)"),
+    "table-rp-utility": ("table_rp_utility", "Lu et al. 2023 [NDIS] Tables I and III: PDR and DPR of M_RP, M_RP^rel, Sheffet 2019 [15] and Showkatbakhsh et al. 2018 [17]"),
+    "table-ls-utility": ("table_ls_utility", "Lu et al. 2023 [NDIS] Tables II and IV: error of M_OLS, M_ALS, M_RP-LS, Gaussian LS, Sheffet 2019 [15], Showkatbakhsh et al. 2018 [17]"),
+    "fig-rp-inherent": ("fig_rp_inherent", "Lu et al. 2023 [NDIS] Fig. 6: inherent privacy spectrum of RP without noise on Flight (and Song by path)"),
+    "fig-rlc-spectrum": ("fig_rlc_spectrum", "Lu et al. 2023 [NDIS] Figs. 9-10: RLC and M_RLC theory vs estimate (Cancer), RLC theory on Flight (and Song)"),
+    "fig-als-spectrum": ("fig_als_spectrum", "Lu et al. 2023 [OLS-RP] Fig. 3 / [NDIS] Fig. 5: ALS asymptotic spectrum vs black-box estimate (Cancer, Flight-20000)"),
+    "seed001-privacy-utility": ("seed001_privacy_utility", "Showkatbakhsh et al. 2018 [ISIT18] Figs. 1-2: relative error of AN / RP regression vs n and eps_MI, exact entry spectra vs the MI-DP claim"),
+    "seed002-sketching": ("seed002_sketching", "Burkhardt et al. 2025 [LTM] Sec. 5: ridge / LRA error vs eps of the LTM sketches, audits of ltm-gauss (several d, s) and ltm-laplace at their printed calibrations"),
+    "seed003-masking": ("seed003_masking", "Ding et al. 2022 [Masking] Table 1 (every printed sigma) and audits of the masking schemes (A), (B), (C), blocks against their claimed (eps, delta)"),
+    "table-mask-sigma": ("table_mask_sigma", "Ding et al. 2022 [Masking] Table 1: sigma of additive noise (Thm 3.2) and matrix masking (Thm 3.4)"),
+    "table-isit18-privacy": ("table_isit18_privacy", "Showkatbakhsh et al. 2018 [ISIT18] at paper scale: exact (eps, delta) of its RP at eps_MI = 0.5 (n = 10,000, d = 800)"),
 }
 
 

@@ -1,12 +1,13 @@
-"""Seed 001 Figs. 1-2 (Showkatbakhsh et al., ISIT'18): privacy-utility of AN and RP regression, plus exact spectra.
+"""Showkatbakhsh, Karakus & Diggavi (2018) [ISIT18] Figs. 1-2: privacy-utility of AN and RP regression,
+plus exact spectra.
 
-Random data as in the paper (spec other-schemes §1.8): X ~ U[-1, 1]^{n x d}, y = X theta_0 + xi with
-theta_0 ~ N(0, I/d), xi ~ N(0, 1) (the paper does not state its y model, §1.10 item 5).
+Random data as in the paper's experiments: X ~ U[-1, 1]^{n x d}, y = X theta_0 + xi with
+theta_0 ~ N(0, I/d), xi ~ N(0, 1) (the paper does not state its y model; this one is our choice).
 
 * Fig. 1: relative error eta = g(theta)/g(theta*) (eq. 5) vs n = 1000 k at eps_MI = 0.5 for AN (eq. 10)
   and RP (eq. 14) with n' = 1000 (ln k + 1) (log), 1000 (k + 1)/2 (linear) and n (full); mean over trials.
 * Fig. 2: eta vs eps_MI at one n.
-* Exact spectra (spec §1.6): delta(eps) of the releases X_AN and X_RP for the worst entry flip
+* Exact spectra (derived here): delta(eps) of the releases X_AN and X_RP for the worst entry flip
   (`theory.spectrum(..., neighbor="entry")`), against the paper's MI-DP guarantee
   delta(0) = TV <= sqrt(2 eps_MI ln 2) (Cor. 1, corrected).
 
@@ -55,7 +56,7 @@ def spectra(d: int, n: int, eps_mi: float, rng) -> pd.DataFrame:
     X = rng.uniform(-1.0, 1.0, size=(n, d))
     eps = np.array([0.0, 0.1, 0.5, 1.0])
     bound = mechanisms.get("isit18-an", eps_mi=eps_mi).mi_delta(corrected=True)
-    sigma_an = float(np.sqrt(1.0 / (2 ** (2 * eps_mi) - 1)))
+    sigma_an = float(np.sqrt(theory.mi_noise_variance(eps_mi)))
     rows = [{"scheme": "AN", "n_proj": None, "sigma2": sigma_an**2,
              **{f"delta_{e:g}": float(theory.gaussian_delta(e, 2.0 / sigma_an)) for e in eps}}]
     k = max(n // 1000, 1)
@@ -85,7 +86,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                                   (fig2, "eps_mi", axes[1], f"eta vs eps_MI (n = {n_fig2})")):
         for scheme, group in frame.groupby("scheme"):
             ax.errorbar(group[x], group["eta_mean"], yerr=group["eta_se"], marker="o", ms=3, capsize=2, label=scheme)
-        ax.set(xlabel=x, ylabel="relative error eta (eq. 5)", yscale="log", title=f"seed 001, d = {d}: {title}")
+        ax.set(xlabel=x, ylabel="relative error eta (eq. 5)", yscale="log", title=f"Showkatbakhsh et al. 2018, d = {d}: {title}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -95,7 +96,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
 
     at_half = fig2[fig2["eps_mi"] == 0.5].set_index("scheme")["eta_mean"]
     notes = [
-        "Seed 001 prints no numbers, only Figs. 1-3; its claims: RP is uniformly better than AN; at eps_MI = 0.5 "
+        "Showkatbakhsh et al. (2018) print no numbers, only Figs. 1-3; its claims: RP is uniformly better than AN; at eps_MI = 0.5 "
         "a smaller n' is better; eta falls with eps until it saturates; at large eps a larger n' wins.",
         f"Claim 'RP better than AN' at eps_MI = 0.5, n = {n_fig2}: "
         f"{bool((at_half.drop('AN') < at_half['AN']).all())} (AN {at_half['AN']:.4g}, best RP {at_half.drop('AN').min():.4g}).",

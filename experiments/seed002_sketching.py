@@ -1,16 +1,17 @@
-"""Seed 002 (Burkhardt et al., secure sketching in the LTM): error vs eps, and audits of the sketches.
+"""Burkhardt, Keller, Orlandi & Schwiegelshohn (2025) [LTM], secure sketching: error vs eps, and audits of
+the sketches.
 
-1. Error vs eps (seed 002 Sec. 5, spec other-schemes §2.7), synthetic data:
+1. Error vs eps ([LTM] Sec. 5), synthetic data:
    * ridge: A ~ N(0, 1)^{n x d}, x_gen ~ N(0, I) (the paper's mu^2 = 1 setting), b = A x_gen, lambda = 10; error phi (ridge cost
      ratio) of `ltm-ridge` with Gaussian noise at p = 1 (eq. 4), p = 0.5 and p = 0 (the local end of
-     the same sigma^2 n^{1-p} family, §2.9 item 6), and with the experiments' Laplace noise (b = 1/eps);
+     the same sigma^2 n^{1-p} family; the paper says only sigma^2 ~ n^{-p}, the constant is our choice), and with the experiments' Laplace noise (b = 1/eps);
    * LRA: A' ~ N(0, 1)^{n x d} with its singular values replaced (k of sqrt(n/k), the rest 1/n);
      error psi of `ltm-lra` (top-k right singular vectors) for the same noise settings.
-   eta (the entry bound) is the data's largest |entry| (data-dependent, flagged in §2.9 item 4), and
+   eta (the entry bound) is the data's largest |entry| (data-dependent: the paper's synthetic data are unbounded and it states no eta), and
    the zero-output rule is off, as the paper's plots must have had it.
 2. Audits at the printed calibrations: `ltm-gauss` with eq. 4 as printed, for several (d, s), on
    uniform data in [-1, 1] (eta = 1), worst replace pair (smallest bucket, row -> -eta sign),
-   claimed (eps, delta) = (1, 1e-5): the exact spectrum given the public sketch (spec §2.5) and the
+   claimed (eps, delta) = (1, 1e-5): the exact spectrum given the public sketch (derived here: a mean shift) and the
    auditor's verdict; `ltm-laplace` with Thm 3.5's scale and with the experiments' b = 1/eps, claimed
    pure eps = 1 (tested at delta = 1e-6).
 """
@@ -109,7 +110,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     for ax, frame, ylabel in ((axes[0], ridge, "ridge error phi"), (axes[1], lra, "LRA error psi")):
         for scheme, group in frame.groupby("scheme", sort=False):
             ax.loglog(group["eps"], group["error_mean"], "o-", ms=3, label=scheme)
-        ax.set(xlabel="eps", ylabel=ylabel, title=f"seed 002 synthetic, n = {n}, d = {d}, m = {m}")
+        ax.set(xlabel="eps", ylabel=ylabel, title=f"Burkhardt et al. 2025 synthetic, n = {n}, d = {d}, m = {m}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     ax = axes[2]
@@ -128,14 +129,14 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     notes = [
-        "Seed 002's synthetic experiments print no numbers (Figs. 1-6); its real-data Tables 2/7 need UCI data "
+        "Burkhardt et al. (2025)'s synthetic experiments print no numbers (Figs. 1-6); its real-data Tables 2/7 need UCI data "
         "sets that are not available offline. Claims checked here qualitatively: LTM error well below the local "
         "model's, and falling with eps.",
         f"Ridge: phi at the largest eps is {ridge.groupby('scheme')['error_mean'].last().min():.3g} or more for every "
         "scheme: at this n the client noise of eq. 4 (sigma^2 ~ eta^2 m d^2 / (eps^2 n), eta = max |entry| of [A, b]) "
         "dominates the sketch; the paper's curves reach phi ~ 1 only at n ~ 1e5-1e6.",
         f"Reduced scale: n = {n}, d = {d}, m = {m}, {trials} runs per point (the paper: up to n ~ 6.6e5, d = 50, 20-30 runs).",
-        "Audits use the exact law given the public sketch (mean shift, spec §2.5) as theory where it exists "
+        "Audits use the exact law given the public sketch (mean shift, derived here) as theory where it exists "
         "(ltm-gauss); ltm-laplace has no closed form here, so only the auditor speaks for it.",
         "exact_verdict compares the exact delta at the claimed eps with the claimed delta; audit_verdict is the "
         "black-box test (a claimed delta below the detectable floor can only be 'inconclusive' or 'consistent').",

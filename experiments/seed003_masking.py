@@ -1,14 +1,15 @@
-"""Seed 003 (Ding et al., matrix masking): Table 1, and audits of the masking schemes against their claims.
+"""Ding, Wu, Miao & Chen (2022) [Masking], matrix masking: Table 1, and audits of the masking
+schemes against their claims.
 
 1. Table 1 (every printed sigma): computed by `experiments.table_mask_sigma` (Thm 3.2 for (A),
    the largest root of Thm 3.4 for (B)), next to the printed values.
 2. Audits: each scheme calibrated by the paper for a claimed (eps, delta) and audited on the paper's
-   worst-case candidate pair (spec other-schemes §3.4-3.5): (A) any row change of norm 1, with Thm 3.2's
+   worst-case candidate pair (derived here, not proven worst): (A) any row change of norm 1, with Thm 3.2's
    sufficient sigma and with the analytic (exact DP) sigma; (B), (C) and the block variant with
    Thm 3.4's sigma_0 on the aligned pair x_1 = (1 - 1/sqrt p) 1_p -> 1_p (all other rows 0). The exact
    spectrum is the analytic Gaussian for (A) and the noncentral chi-square pair for (B)/(C)/blocks
-   (`mechanisms.masking.chi2_pair_delta`, both directions); the black-box verdict comes from
-   `auditor.audit(..., claimed=(eps, delta))` on vech(Y^T Y) (sufficient, §3.5).
+   (`theory.masking.chi2_pair_delta`, both directions); the black-box verdict comes from
+   `auditor.audit(..., claimed=(eps, delta))` on vech(Y^T Y) (a sufficient statistic, derived here).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import pandas as pd
 from ndis import mechanisms
 from ndis import theory
 from ndis.auditor import audit
-from ndis.mechanisms.masking import aligned_pair, chi2_pair_delta
+from ndis.mechanisms.masking import aligned_pair
+from ndis.theory.masking import chi2_pair_delta
 
 from . import table_mask_sigma
 from .plotting import plt
@@ -90,7 +92,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         ax.semilogy(grid, np.where(report.delta > 0, report.delta, np.nan), "o", ms=3, color=line.get_color())
         ax.plot([claimed[0]], [claimed[1]], "x", ms=8, color=line.get_color())
     ax.set(xlabel="eps", ylabel="delta(eps)", ylim=(1e-6, 1.5),
-           title="seed 003 masking: exact (lines), estimate (dots), claimed (x)")
+           title="Ding et al. 2022 masking: exact (lines), estimate (dots), claimed (x)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6)
     fig.tight_layout()

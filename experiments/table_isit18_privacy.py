@@ -1,9 +1,10 @@
-"""Seed 001 at paper scale: what eps_MI = 0.5 delivers as (eps, delta)-DP (spec other-schemes §1.6 table).
+"""Showkatbakhsh, Karakus & Diggavi (2018) [ISIT18] at paper scale: what eps_MI = 0.5 delivers as
+(eps, delta)-DP.
 
 X ~ U[-1, 1]^{10000 x 800} (numpy default_rng(seed)), sigma_mode fixed at X; for n' in {3303 (log rule),
 5500 (linear), 10000 (full)}: sigma_RP^2 of eq. 13, the exact spectrum delta(0) = TV, delta(0.1),
 delta(0.5) of the worst entry flip X_ij -> -sign(X_ij) (KL-proxy search over all entries), and the
-TV of removing the max-leverage row; next to seed 001's guarantee delta <= sqrt(2 eps_MI ln 2) = 0.833
+TV of removing the max-leverage row; next to [ISIT18]'s guarantee delta <= sqrt(2 eps_MI ln 2) = 0.833
 (Cor. 1 corrected) and AN's TV at the same eps_MI (mu = 2 / sigma_AN). --quick: n = 2000, d = 40 and
 n' scaled by n / 10000 (no paper values).
 """
@@ -19,7 +20,8 @@ from ndis import theory
 from .reproduce import Reproduction
 
 EPS_MI = 0.5
-#: spec §1.6 (seed 0): n' -> (sigma^2, delta(0), delta(0.1), delta(0.5), TV remove)
+#: reference values computed when this scheme was first derived here (seed 0; the paper prints no numbers):
+#: n' -> (sigma^2, delta(0), delta(0.1), delta(0.5), TV remove)
 PAPER = {3303: (61.2, 0.238, 0.202, 0.087, 0.936), 5500: (2258.2, 0.181, 0.142, 0.040, 0.838),
          10000: (6758.2, 0.135, 0.096, 0.014, 0.703)}
 
@@ -39,10 +41,10 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                      "delta_0.1": round(float(entry.delta[1]), 3), "paper_delta_0.1": paper[2],
                      "delta_0.5": round(float(entry.delta[2]), 3), "paper_delta_0.5": paper[3],
                      "tv_remove": round(float(removal.delta[0]), 3), "paper_tv_remove": paper[4]})
-    an_tv = float(theory.gaussian_delta(0.0, 2.0 / np.sqrt(1.0 / (2 ** (2 * EPS_MI) - 1))))
+    an_tv = float(theory.gaussian_delta(0.0, 2.0 / np.sqrt(theory.mi_noise_variance(EPS_MI))))
     bound = mechanisms.get("isit18-an", eps_mi=EPS_MI).mi_delta(corrected=True)
-    notes = [f"seed 001's entry-level guarantee (Cor. 1, corrected): TV <= sqrt(2 eps_MI ln 2) = {bound:.3f}; "
+    notes = [f"Showkatbakhsh et al. (2018)'s entry-level guarantee (Cor. 1, corrected): TV <= sqrt(2 eps_MI ln 2) = {bound:.3f}; "
              f"as printed sqrt(2/log2 e) eps_MI = {mechanisms.get('isit18-an', eps_mi=EPS_MI).mi_delta():.3f}.",
              f"AN at eps_MI = {EPS_MI}: worst flip -1 -> +1 has TV {an_tv:.4f}.",
-             "Row-level privacy (tv_remove) is not claimed by seed 001 and is weak."]
+             "Row-level privacy (tv_remove) is not claimed by Showkatbakhsh et al. (2018) and is weak."]
     return Reproduction(tables={"isit18-rp-privacy": pd.DataFrame(rows)}, notes=notes)

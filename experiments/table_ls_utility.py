@@ -1,8 +1,10 @@
-"""Seed 004 Tables II and IV: normalised error of the least-squares mechanisms.
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [NDIS] Tables II and IV: normalised error of the
+least-squares mechanisms.
 
-Table II (standard DP): M_OLS, M_ALS, M_RP-based LS and Sheffet's RP-LS [15]. Table IV (relative
-DP): ALS without noise, M_OLS^rel, M_ALS^rel, the relative Gaussian mechanism on OLS, [15] and
-ISIT'18 [17]. eps = 1, delta = 1/n; error = ||x - x_opt|| / ||x_opt|| over `trials` runs (spec §8.3).
+Table II (standard DP): M_OLS, M_ALS, M_RP-based LS and Sheffet's (2019) RP-LS, "[15]" in [NDIS].
+Table IV (relative DP): ALS without noise, M_OLS^rel, M_ALS^rel, the relative Gaussian mechanism on
+OLS, [15] and Showkatbakhsh et al. (2018), "[17]" in [NDIS]. eps = 1, delta = 1/n; error =
+||x - x_opt|| / ||x_opt|| over `trials` runs, as in [NDIS]'s tables.
 The delta column is each configuration's spectrum at eps = 1 on its worst neighbour: the ALS normal
 limit of [D; sigma I] (exact for M_OLS, which samples that normal; asymptotic for sketches), the RP
 spectrum for M_RP-based LS (a post-processing bound), the analytic Gaussian for Gaussian LS.
@@ -18,7 +20,7 @@ from ndis.mechanisms import utility
 from .reproduce import Reproduction
 from .utility_tables import EPS, configurations, fmt, interval
 
-#: published cells: Table IV as printed; Table II was lost in extraction (spec §8.5) and its values
+#: published cells: Table IV as printed; Table II was lost in our extraction of the paper and its values
 #: are the authors' notebook's, marked so
 PAPER = {
     ("IV", "Cancer", "ALS"): "0.656 ± 0.072", ("IV", "Cancer", "M_OLS^rel"): "1.003 ± 0.011",
@@ -74,10 +76,10 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         tables[f"table-{table}"] = pd.DataFrame(rows)
     notes = [
         "Cancer is the stand-in county table, so its constants and errors differ from the paper's.",
-        "Table II did not survive the extraction of seed 004; its 'paper' values are the authors' notebook's.",
+        "Table II of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; its 'paper' values are the authors' notebook's.",
         "For Gaussian^rel the noise scale is sigma of x_opt + N(0, sigma^2 I); for the others it is the sigma of "
         "the appended sigma I rows (Sheffet's c2, [17]'s noise standard deviation).",
-        "Spec §9 Q14: the Flight errors of [15] (0.791) and [17] (0.957) in Table IV are not reproduced by the "
+        "Known discrepancy: the Flight errors of [15] (0.791) and [17] (0.957) in Table IV are not reproduced by the "
         "described mechanisms although their constants are (2.060, 59.796); the authors' own notebook also "
         "gives 0.828 for [15].",
     ]

@@ -1,9 +1,11 @@
-"""Seed 004 Tables I and III: utility of the random-projection mechanisms (PDR, DPR).
+"""Lu, Magdon-Ismail, Wei & Zikas (2023) [NDIS] Tables I and III: utility of the random-projection
+mechanisms (PDR, DPR).
 
-Table I (standard DP): M_RP and Sheffet's sketch [15]. Table III (relative DP): RP without noise,
-M_RP^rel, [15] and ISIT'18 [17]. eps = 1, delta = 1/n; PDR and the papers' biased DPR (spec §8.3)
-over `trials` runs; the delta column is each configuration's exact RP spectrum at eps = 1 on the
-worst neighbour (the data's max-leverage row in [D; sigma I], seed 004 Thm 2-3).
+Table I (standard DP): M_RP and Sheffet's (2019) sketch, "[15]" in [NDIS]. Table III (relative DP):
+RP without noise, M_RP^rel, [15] and Showkatbakhsh et al. (2018) [ISIT18], "[17]" in [NDIS].
+eps = 1, delta = 1/n; PDR and the papers' biased DPR (Pearson x N/(N-1), N = d^2, as the authors'
+code computes it) over `trials` runs; the delta column is each configuration's exact RP spectrum at eps = 1 on the
+worst neighbour (the data's max-leverage row in [D; sigma I], [NDIS] Thm 2-3).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ndis.mechanisms import utility
 from .reproduce import Reproduction
 from .utility_tables import EPS, configurations, fmt, interval
 
-#: published cells (spec §8.5): (table, dataset, method) -> (PDR, DPR) as printed
+#: published cells ([NDIS] Table III; Table I from its Sec. 7.2): (table, dataset, method) -> (PDR, DPR) as printed
 PAPER = {
     ("I", "Cancer", "M_RP"): ("18.106 ± 0.046", "0.401 ± 0.005"),
     ("I", "Cancer", "[15]"): ("56.031 ± 0.130", "0.379 ± 0.005"),
@@ -63,10 +65,10 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     notes = [
         "Cancer is the stand-in county table (3047 rows, different columns from the papers' 2809-row merge), "
         "so its constants and utilities differ from the paper's; Flight is the papers' dataset exactly.",
-        "Table I did not survive the extraction of seed 004; by its Sec. 7.2 its M_RP rows equal Table III's "
+        "Table I of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; by its Sec. 7.2 its M_RP rows equal Table III's "
         "M_RP^rel rows, which are shown as the paper's values.",
         "DPR is the papers' biased variant (Pearson x N/(N-1), N = d^2), which exceeds 1 on Flight (d = 3).",
         "The [17] calibration converts (eps, delta) to MI-DP in a way that is not a valid (eps, delta) "
-        "guarantee (spec §9 Q13): compare its delta column with the target 1/n.",
+        "guarantee (see theory.isit18): compare its delta column with the target 1/n.",
     ]
     return Reproduction(tables=tables, notes=notes)

@@ -1,7 +1,7 @@
-"""Shared machinery of the utility tables of seed 004 (Tables I-IV): datasets, trials, intervals.
+"""Shared machinery of the utility tables of Lu et al. (2023) [NDIS] (Tables I-IV): datasets, trials, intervals.
 
 Every table row runs a registered mechanism `trials` times on a dataset and reports the mean of a
-utility metric with a 95% interval (mean +- 1.96 standard errors; seed 004 used an empirical
+utility metric with a 95% interval (mean +- 1.96 standard errors; [NDIS] used an empirical
 bootstrap of 100 runs, which gives intervals of the same size), the mechanism's noise scale (the
 "regularisation parameter" of the tables) and its exact (or asymptotic, labelled) delta at eps = 1.
 """
@@ -18,7 +18,7 @@ from ndis import mechanisms
 from . import datasets
 
 EPS = 1.0
-#: sketch sizes of spec §8.2: Cancer 300, Flight 1200, Song 20000 (Table IV's [17] constant)
+#: sketch sizes of [NDIS]'s experiments: Cancer 300, Flight 1200, Song 20000 (the r behind Table IV's [17] constant)
 SKETCH = {"Cancer": 300, "Flight": 1200, "Song": 20000}
 
 

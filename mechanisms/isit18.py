@@ -1,20 +1,21 @@
-"""Seed 001 (Showkatbakhsh, Karakus, Diggavi, ISIT'18): linear regression under MI-DP by additive
-noise (AN) or a Gaussian projection followed by noise (RP), spec other-schemes §1.
+"""Showkatbakhsh, Karakus & Diggavi (2018) [ISIT18]: linear regression under MI-DP by additive
+noise (AN) or a Gaussian projection followed by noise (RP). The calibrations and conversions are in
+`theory.isit18`.
 
 * `isit18-an`: X_AN = X + sigma_AN N, sigma_AN^2 = 1 / (2^{2 eps_MI} - 1) (eqs. 8-9).
 * `isit18-rp`: X_RP = S X + sigma_RP N, y_RP = S y, S (n' x n) and N i.i.d. N(0, 1),
-  sigma_RP^2 = (n' / (2^{2 eps_MI} - 1) - f(X)^2)_+ (eq. 13; f column-wise, spec §1.3 erratum).
+  sigma_RP^2 = (n' / (2^{2 eps_MI} - 1) - f(X)^2)_+ (eq. 13; f column-wise, as the proof of Lemma 2 requires).
 
 The privacy unit is one entry of X, |X_ij| <= 1 (relation `entry`); y is not private. Data layout:
-output="release" takes D = X (n x d); "release-y" and "regression" take D = [X, y] (the label last,
-DESIGN.md) and release [X_RP, y_RP] (n' x (d+1)) or the least-squares solution theta (d,) of eq. 10 / 14.
+output="release" takes D = X (n x d); "release-y" and "regression" take D = [X, y] (the label last)
+and release [X_RP, y_RP] (n' x (d+1)) or the least-squares solution theta (d,) of eq. 10 / 14.
 
-Structural identities (spec §1.4): X_RP = [S N] [X; sigma I_d], so `isit18-rp` is the Gaussian RP of
+Structural identities (derived here): X_RP = [S N] [X; sigma I_d], so `isit18-rp` is the Gaussian RP of
 the augmented data [D; sigma (I_d, 0)] (rows i.i.d. N(0, D^T D + diag(sigma^2 I_d, 0)), exact), and
 theta_RP is ALS of that augmented data (sketched ridge, lambda = sigma^2). Both reuse `mechanisms.rp`
 and `mechanisms.als`.
 
-sigma_mode (spec §1.3): "data" recomputes sigma_RP from f(X) of each input (the paper's rule; D and D'
+sigma_mode: "data" recomputes sigma_RP from f(X) of each input (the paper's rule; D and D'
 may get different sigmas, also after `fixed_for`); "fixed" (default) uses one sigma for every dataset:
 from `sigma`, else from the reference value `f`. f=None is the data-dependent default f(X) of the
 input, which `fixed_for(D)` pins to the reference dataset D; f=0 is the data-free calibration, valid
@@ -26,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndis import theory
+from ndis.theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
 
 from .als import ApproximateLeastSquares, sketched_solutions
 from .base import Mechanism
@@ -35,38 +37,10 @@ from .rp import RandomProjection, gram_features
 from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
 
 
-# -- calibrations and conversions ---------------------------------------------------------------
-def mi_noise_variance(eps_mi) -> float:
-    """sigma_AN^2 = 1 / (2^{2 eps_MI} - 1), eps_MI in bits (seed 001 eq. 9)."""
-    eps_mi = as_positive("eps_mi", eps_mi)
-    return float(1.0 / np.expm1(2.0 * eps_mi * np.log(2.0)))
-
-
-def rp_noise_variance(eps_mi, n_proj, f) -> float:
-    """sigma_RP^2 = (n' / (2^{2 eps_MI} - 1) - f^2)_+ (seed 001 eq. 13)."""
-    return float(max(as_int("n_proj", n_proj) * mi_noise_variance(eps_mi) - float(f) ** 2, 0.0))
-
-
-def mi_delta(eps_mi, corrected: bool = False) -> float:
-    """The (0, delta)-DP that eps_MI-MI-DP implies (seed 001 Prop. 2 / Cor. 1), delta = TV bound.
-
-    As printed: delta = sqrt(2 / log2(e)) eps_MI. corrected=True: delta = sqrt(2 eps_MI ln 2)
-    (Pinsker with eps_MI in bits; spec §1.5 erratum)."""
-    eps_mi = as_positive("eps_mi", eps_mi)
-    if corrected:
-        return float(np.sqrt(2.0 * eps_mi * np.log(2.0)))
-    return float(np.sqrt(2.0 / np.log2(np.e)) * eps_mi)
-
-
 def check_entries(X: np.ndarray) -> None:
-    """Seed 001 assumes |X_ij| <= 1 (the MI bounds use it)."""
+    """[ISIT18] assumes |X_ij| <= 1 (the MI bounds use it)."""
     if np.max(np.abs(X), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("seed 001's schemes need every entry of X in [-1, 1] (|X_ij| <= 1); rescale the data")
-
-
-def flip_value(x) -> np.ndarray:
-    """The farthest admissible new value of an entry in [-1, 1]: -sign(x) (+1 for x = 0)."""
-    return np.where(np.asarray(x) > 0, -1.0, 1.0)
+        raise ValueError("the schemes of Showkatbakhsh et al. (2018) need every entry of X in [-1, 1] (|X_ij| <= 1); rescale the data")
 
 
 def augmented(D: np.ndarray, sigma: float, d: int) -> np.ndarray:
@@ -76,25 +50,8 @@ def augmented(D: np.ndarray, sigma: float, d: int) -> np.ndarray:
     return np.vstack([D, rows])
 
 
-def entry_flip_eigenvalues(Z: np.ndarray, C: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every entry (i, j), j < columns, flipped to `flip_value`: the two eigenvalues of
-    C^{-1/2} C' C^{-1/2} that differ from 1, with C' = C - z z^T + z' z'^T (spec §1.6):
-    eig([[1 - h, -h12], [h12, 1 + h']]), h = z^T C^-1 z, h12 = z^T C^-1 z', h' = z'^T C^-1 z'.
-    Returns (lambda_1, lambda_2, t), arrays of shape (n, columns), t the change of the entry."""
-    Cinv = np.linalg.inv(C)
-    U = Z @ Cinv
-    h = np.einsum("ij,ij->i", U, Z)[:, None]
-    t = flip_value(Z[:, :columns]) - Z[:, :columns]
-    h12 = h + t * U[:, :columns]
-    hp = h + 2.0 * t * U[:, :columns] + t**2 * np.diag(Cinv)[None, :columns]
-    half_trace = 0.5 * ((1.0 - h) + (1.0 + hp))
-    det = (1.0 - h) * (1.0 + hp) + h12**2
-    root = np.sqrt(np.maximum(half_trace**2 - det, 0.0))
-    return half_trace + root, half_trace - root, t
-
-
 class _ISIT18:
-    """Shared parameter handling: eps_MI given directly or by seed 004's (eps, delta) conversion."""
+    """Shared parameter handling: eps_MI given directly or by the (eps, delta) conversion of Lu et al. (2023) [NDIS]."""
 
     def _eps_mi(self) -> float:
         if self.eps_mi is not None:
@@ -103,7 +60,7 @@ class _ISIT18:
 
     def _privacy_params(self, eps_mi, eps, delta, sigma) -> dict:
         if sigma is None and eps_mi is None and (eps is None or delta is None):
-            raise ValueError(f"{self.name} needs eps_mi (bits), or eps and delta (seed 004's conversion), or sigma")
+            raise ValueError(f"{self.name} needs eps_mi (bits), or eps and delta (the conversion of Lu et al. 2023), or sigma")
         return {"eps_mi": optional(as_positive, "eps_mi", eps_mi), "eps": optional(as_positive, "eps", eps),
                 "delta": optional(as_probability, "delta", delta), "sigma": optional(as_positive, "sigma", sigma, True)}
 
@@ -125,7 +82,7 @@ class _ISIT18:
 
 _PRIVACY_DOCS = {
     "eps_mi": "MI-DP level eps_MI in bits (> 0)",
-    "eps": "alternatively: target eps, converted to eps_MI as seed 004's code does (with delta)",
+    "eps": "alternatively: target eps, converted to eps_MI as the code of Lu et al. (2023) [NDIS] does (with delta)",
     "delta": "alternatively: target delta for that conversion",
     "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
 }
@@ -134,7 +91,7 @@ _PRIVACY_DOCS = {
 class ISIT18AdditiveNoise(_ISIT18, NoisyRelease):
     name = "isit18-an"
     neighbor = "entry"
-    summary = "Seed 001 AN: X + sigma_AN N (n x d), sigma_AN^2 = 1/(2^{2 eps_MI} - 1); or its OLS theta_AN (eq. 10)"
+    summary = "Showkatbakhsh et al. 2018 AN: X + sigma_AN N (n x d), sigma_AN^2 = 1/(2^{2 eps_MI} - 1); or its OLS theta_AN (eq. 10)"
     param_docs = {**_PRIVACY_DOCS,
                   "output": "'release' (D = X, output X_AN) or 'regression' (D = [X, y], output lstsq(X_AN, y))",
                   "focus": FOCUS_DOC}
@@ -190,7 +147,7 @@ class ISIT18AdditiveNoise(_ISIT18, NoisyRelease):
 
     def output_law(self, D):
         """Exact N(vec X, sigma^2 I) (of the focus coordinates if set); None for theta_AN, an
-        errors-in-variables OLS without a Gaussian law (spec §1.6)."""
+        errors-in-variables OLS without a Gaussian law."""
         D = self._check_data(D)
         return super().output_law(D) if self.output == "release" else None
 
@@ -201,7 +158,7 @@ class ISIT18AdditiveNoise(_ISIT18, NoisyRelease):
 
     def worst_entry(self, D) -> tuple[int, int, float]:
         """(i, j, new value): the entry with the largest |X_ij| flipped to -sign(X_ij), the largest
-        change |t| = 1 + |X_ij| <= 2, i.e. mu = |t| / sigma_AN (spec §1.6)."""
+        change |t| = 1 + |X_ij| <= 2, i.e. mu = |t| / sigma_AN."""
         X = self._split(self._check_data(D))
         i, j = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
         return int(i), int(j), float(flip_value(X[i, j]))
@@ -242,7 +199,7 @@ def wishart_identity(m: int, d: int, df: int, rng: np.random.Generator) -> np.nd
 class ISIT18Projection(_ISIT18, Mechanism):
     name = "isit18-rp"
     neighbor = "entry"
-    summary = ("Seed 001 RP: S X + sigma_RP N (n' x d), S i.i.d. N(0,1) secret, sigma_RP^2 = (n'/(2^{2 eps_MI}-1) - f^2)_+; "
+    summary = ("Showkatbakhsh et al. 2018 RP: S X + sigma_RP N (n' x d), S i.i.d. N(0,1) secret, sigma_RP^2 = (n'/(2^{2 eps_MI}-1) - f^2)_+; "
                "optionally with y_RP = S y, or the regression theta_RP (eq. 14)")
     param_docs = {"r": "projection dimension n' (int >= 1)", **_PRIVACY_DOCS,
                   "sigma_mode": "'fixed' (one sigma for every dataset, from sigma or f; default) or 'data' "
@@ -274,7 +231,7 @@ class ISIT18Projection(_ISIT18, Mechanism):
         return float(np.sqrt(rp_noise_variance(self._eps_mi(), self.r, f)))
 
     def _inner(self, D: np.ndarray):
-        """(the rp / als mechanism, the augmented data [D; sigma (I_d, 0)]) of spec §1.4."""
+        """(the rp / als mechanism, the augmented data [D; sigma (I_d, 0)]) of the structural identities above."""
         X = self._split(D)
         tilde = augmented(D, self.noise_scale(D), X.shape[1])
         inner = ApproximateLeastSquares(self.r) if self.output == "regression" else RandomProjection(self.r)
@@ -316,7 +273,7 @@ class ISIT18Projection(_ISIT18, Mechanism):
 
     def worst_entry(self, D) -> tuple[int, int, float]:
         """(i, j, new value) maximising the symmetrised KL proxy sum_m (lambda_m + 1/lambda_m - 2) over
-        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `entry_flip_eigenvalues` (spec §1.9).
+        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `theory.isit18.entry_flip_eigenvalues` (a heuristic of ours).
         With sigma_mode="data" the proxy keeps D's sigma for D' (the search is then approximate)."""
         D = self._check_data(D)
         X = self._split(D)
@@ -345,10 +302,10 @@ class ISIT18Projection(_ISIT18, Mechanism):
         return None
 
 
-# -- utility (seed 001 eq. 5, Thm 1) ---------------------------------------------------------------
+# -- utility ([ISIT18] eq. 5, Thm 1) --------------------------------------------------------------
 def relative_error(D, theta) -> np.ndarray:
     """eta = g(theta) / g(theta*) >= 1 with g(theta) = ||X theta - y||^2 on the original D = [X, y]
-    and theta* = X^+ y (seed 001 eq. 5); theta of shape (d,) or (k, d)."""
+    and theta* = X^+ y ([ISIT18] eq. 5); theta of shape (d,) or (k, d)."""
     D = as_data(D, min_cols=2)
     X, y = D[:, :-1], D[:, -1]
     best = np.linalg.lstsq(X, y, rcond=None)[0]
@@ -361,7 +318,7 @@ def relative_error(D, theta) -> np.ndarray:
 
 
 def an_error_bound(D, sigma, t) -> tuple[float, float]:
-    """seed 001 Thm 1: (bound, probability). With Delta = sigma (sqrt n + sqrt d) / sigma_max(X),
+    """[ISIT18] Thm 1: (bound, probability). With Delta = sigma (sqrt n + sqrt d) / sigma_max(X),
     kappa = sigma_max / sigma_min and r(y) = ||X theta*|| / ||X theta* - y||, eta_AN <=
     (1 + kappa (Delta + t) / (1 - kappa (Delta + t)) (kappa + r(y)))^2 with probability
     >= 1 - 2 exp(-sigma_max^2 t^2 / (2 sigma^2)); needs kappa (Delta + t) < 1 (else bound = inf)."""

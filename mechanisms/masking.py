@@ -1,5 +1,4 @@
-"""Seed 003 (Ding, Wu, Miao, Chen): random orthogonal matrix masking plus Gaussian noise, spec
-other-schemes §3.
+"""Ding, Wu, Miao & Chen (2022) [Masking]: random orthogonal matrix masking plus Gaussian noise.
 
     mask-a:   Y = X + C                 (eq. 3; C i.i.d. N(0, sigma^2))
     mask-b:   Y = A (X + C)             (eq. 4; A ~ Haar(O(n)), secret, fresh per release)
@@ -8,67 +7,29 @@ other-schemes §3.
 
 Neighbours: one row replaced, ||x_i - x'_i||_2 <= 1, entries |x_ij| <= 1 (Def. 2.1, eq. 6).
 
-Fast exact sampler (spec §3.2): for Z = Q_Z R_Z (thin QR) and A Haar, A Q_Z is Haar on the Stiefel
+Fast exact sampler (derived here): for Z = Q_Z R_Z (thin QR) and A Haar, A Q_Z is Haar on the Stiefel
 manifold, so A Z has the law of V R_Z with V the sign-corrected Q factor of an n x p Gaussian:
 O(n p^2) per release instead of O(n^3). The literal samplers draw A with scipy.stats.ortho_group.
 
 Output law: (A) is exactly Gaussian (`NoisyRelease`). For (B)/(C) the likelihood ratio of Y equals
-that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (spec §3.4), so
-`features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal of that feature,
-labelled exact=False. For p = 1 and for "aligned" pairs the exact spectrum is that of two
-noncentral chi-square laws (`chi2_pair_delta`).
+that of W = Y^T Y ~ noncentral Wishart W_p(n, sigma^2 I; X^T X / sigma^2) (derived here, see
+`theory.masking`), so `features` is vech(Y^T Y) and `output_law` is the Wishart central-limit normal
+of that feature (`theory.masking.wishart_clt`), labelled exact=False. For p = 1 and for "aligned"
+pairs the exact spectrum is that of two noncentral chi-square laws (`theory.masking.chi2_pair_delta`).
+The calibrations (Thm 3.2, Thm 3.4) are `theory.masking.thm32_sigma` and `thm34_sigma`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import stats
 
 from ndis import theory
+from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
 from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
-
-
-# -- calibrations (seed 003 Thm 3.2, Cor. 3.3, Thm 3.4, Cor. 3.5) ------------------------------
-def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
-    """Scheme (A) for condition (5): necessary sigma >= g/eps, sufficient sigma >= (g/eps)(1 + 1/(2 g^2)),
-    g = Phi^{-1}(1 - delta) (Thm 3.2; a calibration of P[L > eps] <= delta, not of (eps, delta)-DP)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    g = float(stats.norm.isf(delta))
-    kind = as_choice("kind", kind, ("necessary", "sufficient"))
-    return g / eps if kind == "necessary" else (g / eps) * (1.0 + 1.0 / (2.0 * g**2))
-
-
-def thm34_gap(sigma, eps, delta, n, p):
-    """g(sigma) = (2 sqrt(p) + 1) / (2 (n - p)) chi2_{2(n-p), lambda = p/sigma^2}.isf(delta) + sqrt(p) - sigma^2 eps
-    (Thm 3.4; noncentrality = sum of squared means, spec §3.6 item 1)."""
-    sigma = np.asarray(sigma, dtype=float)
-    quantile = stats.ncx2.isf(delta, 2 * (n - p), p / sigma**2)
-    return (2.0 * np.sqrt(p) + 1.0) / (2.0 * (n - p)) * quantile + np.sqrt(p) - sigma**2 * eps
-
-
-def thm34_sigma(eps, delta, n, p) -> float:
-    """sigma_0 = the largest root of `thm34_gap` (Thm 3.4, schemes (B)/(C); n -> n_s for blocks):
-    scan a log grid for the last sign change, then Brent's method (spec §3.2)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    n, p = as_int("n", n), as_int("p", p)
-    if n <= p:
-        raise ValueError(f"Thm 3.4 needs n > p, got n={n}, p={p}")
-    grid = np.geomspace(1e-3, 1e3, 601) * np.sqrt(np.sqrt(p) / eps)
-    values = thm34_gap(grid, eps, delta, n, p)
-    change = np.flatnonzero((values[:-1] > 0) & (values[1:] <= 0))
-    if change.size == 0:
-        raise ValueError("no sign change of Thm 3.4's g(sigma) on the search grid")
-    k = change[-1]
-    return float(optimize.brentq(thm34_gap, grid[k], grid[k + 1], args=(eps, delta, n, p), xtol=1e-12, rtol=1e-12))
-
-
-def cor35_sigma(eps, delta, n, p) -> float:
-    """Explicit sufficient sigma = sqrt((2n - p + ln(1/delta)) / (2(n - p))) 3 p^{1/4} / sqrt(eps) (Cor. 3.5, eq. 14)."""
-    eps, delta = as_positive("eps", eps), as_probability("delta", delta)
-    return float(np.sqrt((2 * n - p + np.log(1.0 / delta)) / (2.0 * (n - p))) * 3.0 * p**0.25 / np.sqrt(eps))
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
@@ -88,7 +49,7 @@ def haar_stiefel(k: int, n: int, p: int, rng: np.random.Generator) -> np.ndarray
 
 def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A Z for k matrices Z (k, n, p) of rank p and independent Haar A (n x n), exactly in law, as
-    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (spec §3.2); R_Z^T R_Z = Z^T Z."""
+    V R_Z: Z = Q_Z R_Z and A Q_Z is Haar on the Stiefel manifold (derived here); R_Z^T R_Z = Z^T Z."""
     R = _upper_factor(np.swapaxes(Z, 1, 2) @ Z)
     return haar_stiefel(Z.shape[0], Z.shape[1], Z.shape[2], rng) @ R
 
@@ -101,23 +62,9 @@ def vech_gram(samples) -> np.ndarray:
     return gram[:, rows, cols]
 
 
-def wishart_clt(G: np.ndarray, n: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and covariance of vech(W), W ~ W_p(n, sigma^2 I; G / sigma^2), G = X^T X (spec §3.4):
-    E W = G + n sigma^2 I, Cov(W_jk, W_lm) = n sigma^4 (d_jl d_km + d_jm d_kl)
-    + sigma^2 (G_jl d_km + G_jm d_kl + G_kl d_jm + G_km d_jl)."""
-    p = G.shape[0]
-    I = np.eye(p)
-    rows, cols = np.triu_indices(p)
-    j, k = rows[:, None], cols[:, None]
-    l, m = rows[None, :], cols[None, :]
-    cov = (n * sigma**4 * (I[j, l] * I[k, m] + I[j, m] * I[k, l])
-           + sigma**2 * (G[j, l] * I[k, m] + G[j, m] * I[k, l] + G[k, l] * I[j, m] + G[k, m] * I[j, l]))
-    return (G + n * sigma**2 * I)[rows, cols], cov
-
-
 def gram_error(X, Y, sigma) -> np.ndarray:
-    """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (spec §3.5,
-    our suggestion; seed 003 has no experiments). Y: (n, p) or (k, n, p)."""
+    """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (our
+    suggestion: [Masking] has no experiments beyond Table 1). Y: (n, p) or (k, n, p)."""
     X = as_data(X)
     Y = np.asarray(Y, dtype=float)
     single = Y.ndim == 2
@@ -129,7 +76,7 @@ def gram_error(X, Y, sigma) -> np.ndarray:
 
 
 def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate worst pair for (B)/(C) (spec §3.4): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
+    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
     in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
     D = np.zeros((as_int("n", n), as_int("p", p)))
     D_prime = D.copy()
@@ -140,7 +87,7 @@ def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_bounded(D: np.ndarray) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("seed 003's schemes need every entry in [-1, 1] (eq. 6); rescale the data")
+        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); rescale the data")
     return D
 
 
@@ -154,9 +101,9 @@ _CAL_DOCS = {
 class MaskNoiseOnly(NoisyRelease):
     name = "mask-a"
     neighbor = "replace"
-    summary = "Seed 003 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
+    summary = "Ding et al. 2022 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
     param_docs = {**_CAL_DOCS,
-                  "calibration": "'thm3.2-sufficient' (default, P3-(5)-calibration), 'thm3.2-necessary' or "
+                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of DP), 'thm3.2-necessary' or "
                                  "'analytic' (exact (eps, delta)-DP Gaussian with sensitivity 1)",
                   "focus": FOCUS_DOC}
 
@@ -225,7 +172,7 @@ class _Masked(Mechanism):
         return as_data(D).shape
 
     def features(self, samples) -> np.ndarray:
-        """vech(Y_b^T Y_b) of each masked block (sufficient, spec §3.5); one block for (B)/(C)."""
+        """vech(Y_b^T Y_b) of each masked block (sufficient, derived here); one block for (B)/(C)."""
         samples = np.asarray(samples, dtype=float)
         return np.concatenate([vech_gram(samples[:, b]) for b in self._blocks(samples.shape[1])], axis=1)
 
@@ -243,7 +190,7 @@ class _Masked(Mechanism):
         return theory.GaussianLaw(mean, cov, copies=1, exact=False)
 
     def worst_neighbor(self, D, relation=None):
-        """replace (a heuristic, spec §3.5): in the smallest block, the row of smallest norm moved
+        """replace (a heuristic of ours): in the smallest block, the row of smallest norm moved
         radially outwards by up to 1 inside [-1, 1]^p (x = 0 moves along 1_p / sqrt(p)): this maximises
         the change of its squared norm, the noncentrality that drives the p = 1 and aligned cases."""
         relation = self._relation(relation)
@@ -266,7 +213,7 @@ class _Masked(Mechanism):
 
 class MaskNoiseThenRotate(_Masked):
     name = "mask-b"
-    summary = "Seed 003 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
+    summary = "Ding et al. 2022 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
@@ -288,7 +235,7 @@ class MaskNoiseThenRotate(_Masked):
 
 class MaskRotateThenNoise(_Masked):
     name = "mask-c"
-    summary = "Seed 003 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
+    summary = "Ding et al. 2022 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
@@ -328,7 +275,7 @@ def as_blocks(value):
 
 class MaskBlocks(_Masked):
     name = "mask-blk"
-    summary = "Seed 003 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
+    summary = "Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
     param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
 
     def __init__(self, blocks, sigma=None, eps=None, delta=None):
@@ -363,31 +310,3 @@ class MaskBlocks(_Masked):
             return out
 
         return draw, D.shape, D.shape[0] ** 2
-
-
-# -- exact 1-D spectra of (B)/(C) (spec §3.4) -----------------------------------------------------
-def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
-    """ln of the noncentral chi-square density as the Poisson mixture
-    logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf fails at large df, spec §3.4)."""
-    w = np.asarray(w, dtype=float)
-    if nc == 0:
-        return stats.chi2.logpdf(w, df)
-    half = nc / 2.0
-    spread = 12.0 * np.sqrt(half) + 12.0
-    j = np.arange(max(0, int(half - spread)), int(half + spread) + 1)
-    terms = stats.poisson.logpmf(j, half)[:, None] + stats.chi2.logpdf(w.reshape(-1)[None, :], df + 2 * j[:, None])
-    return special.logsumexp(terms, axis=0).reshape(w.shape)
-
-
-def chi2_pair_delta(eps, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
-    """delta_{P||Q}(eps) = int (p - e^eps q)_+ for P = chi2_n(nc_p), Q = chi2_n(nc_q): the exact
-    spectrum of (B)/(C) for p = 1 (nc = ||x||^2 / sigma^2) and for aligned pairs (nc = a^2 / sigma^2,
-    the statistic ||Y v||^2 / sigma^2 being sufficient; spec §3.4). Trapezoid rule on +-12 sd of both laws."""
-    eps = np.atleast_1d(np.asarray(eps, dtype=float))
-    lo = min(n + nc_p, n + nc_q) - 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
-    hi = max(n + nc_p, n + nc_q) + 12.0 * np.sqrt(2.0 * (n + 2.0 * max(nc_p, nc_q)))
-    w = np.linspace(max(lo, 1e-12), hi, points)
-    log_p, log_q = ncx2_logpdf(w, n, nc_p), ncx2_logpdf(w, n, nc_q)
-    p = np.exp(log_p)
-    gain = -np.expm1(np.minimum(eps[:, None] - (log_p - log_q)[None, :], 0.0))
-    return np.trapezoid(p[None, :] * gain, w, axis=1)

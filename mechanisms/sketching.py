@@ -1,5 +1,6 @@
-"""Seed 002 (Burkhardt, Keller, Orlandi, Schwegelshohn): noisy secure sketches in the
-linear-transformation model (LTM), spec other-schemes §2.
+"""Burkhardt, Keller, Orlandi & Schwiegelshohn (2025) [LTM]: noisy secure sketches in the
+linear-transformation model (LTM). The calibrations (eq. 4, Thm 3.5, the zero-output threshold) are
+in `theory.sketching`.
 
 Clients i = 1..n hold rows a_i with |a_ij| <= eta; neighbours replace one row (`replace`). A public
 sketch S (m x n), fixed by `sketch_seed` and shared by D and D', is applied to the clients' noisy
@@ -13,7 +14,7 @@ shares by secure computation; the analyst sees only the result:
   jointly sketched [A, b]) run on either sketch.
 * `ltm-local`: the local-model baseline, every client releases a_i + g_i.
 
-Exact law of `ltm-gauss` given S (spec §2.5): the m d entries are independent, mean S A, entry (k, j)
+Exact law of `ltm-gauss` given S (derived here): the m d entries are independent, mean S A, entry (k, j)
 of variance sigma^2 T_k / s with T_k the number of nonzeros in row k of S. A replaced row i is a pure
 mean shift: the Gaussian mechanism with mu^2 = (||Delta||^2 / sigma^2) sum_{k in rows(i)} 1 / T_k.
 """
@@ -23,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse
 
 from ndis import theory
+from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
@@ -62,12 +64,12 @@ class Sketch:
         return np.bincount(self.rows.reshape(-1), minlength=self.m).astype(float)
 
     def row_weight(self) -> np.ndarray:
-        """sum_{k in rows(i)} 1 / T_k for every client i (spec §2.5, §2.8)."""
+        """sum_{k in rows(i)} 1 / T_k for every client i (mu^2 sigma^2 / ||Delta||^2 of its replacement)."""
         return np.sum(1.0 / self.counts()[self.rows], axis=1)
 
 
 def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
-    """D^sketch_{m,n,s} (seed 002 Def. 2.1): per column s distinct uniform rows with fair signs."""
+    """D^sketch_{m,n,s} ([LTM] Def. 2.1): per column s distinct uniform rows with fair signs."""
     if s > m:
         raise ValueError(f"the sparsity s={s} cannot exceed the sketch size m={m}")
     rng = np.random.default_rng(seed)
@@ -76,7 +78,7 @@ def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
 
 
 def dense_sketch(m: int, n: int, seed) -> Sketch:
-    """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row (spec §2.2): a
+    """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row ([LTM] Thm 3.5): a
     random partition into m groups; client i of group g sends piece l to row (l + g) mod m."""
     if n % m:
         raise ValueError(f"the dense sketch needs m | n (n/m clients per row), got n={n}, m={m}")
@@ -87,38 +89,9 @@ def dense_sketch(m: int, n: int, seed) -> Sketch:
     return Sketch(rows=rows, signs=signs, m=m)
 
 
-# -- calibrations -------------------------------------------------------------------------------
-def min_clients(m, d, delta, s=1, t_prime=0) -> float:
-    """8 m ln(d m / delta) + s + t': with n at or below it eq. 4 is undefined and every client
-    outputs 0 (spec §2.9 item 2, from the proof of Thm 3.4)."""
-    return float(8 * m * np.log(d * m / delta) + s + t_prime)
-
-
-def eq4_variance(eps, delta, eta, m, s, n, d, t_prime=0, rule="paper_eq4") -> float:
-    """sigma^2 = 4 s^3 eta^2 ln(1.25 s / (delta/d - m e^{-(n-s-t')/(8m)})) m d^2 / (eps^2 (n - s - t'))
-    (seed 002 eq. 4 as printed); rule "consistent_2eta" multiplies it by 4 (Delta_2 = 2 eta sqrt s, spec §2.9)."""
-    honest = n - s - t_prime
-    slack = delta / d - m * np.exp(-honest / (8.0 * m))
-    if honest <= 0 or slack <= 0:
-        raise ValueError(f"eq. 4 is undefined for n={n} <= 8 m ln(dm/delta) + s + t' = {min_clients(m, d, delta, s, t_prime):.1f}")
-    variance = 4.0 * s**3 * eta**2 * np.log(1.25 * s / slack) * m * d**2 / (eps**2 * honest)
-    return float(variance * (4.0 if rule == "consistent_2eta" else 1.0))
-
-
-def laplace_scale(eps, eta, m, d, scale="theorem") -> float:
-    """b = 2 eta m^2 d / eps (Thm 3.5 / Cor. D.5 as printed) or 1/eps ("experiment": Lap(0, 1/eps) per
-    piece, seed 002 Sec. 5; spec §2.9 item 7)."""
-    return float(2.0 * eta * m**2 * d / eps) if scale == "theorem" else float(1.0 / eps)
-
-
-def local_variance(eps, delta, eta, d) -> float:
-    """Textbook local Gaussian mechanism: 2 (2 eta sqrt d)^2 ln(1.25/delta) / eps^2 (spec §2.9 item 6)."""
-    return float(2.0 * (2.0 * eta * np.sqrt(d)) ** 2 * np.log(1.25 / delta) / eps**2)
-
-
 def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > eta * (1 + 1e-12):
-        raise ValueError(f"seed 002 needs every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
+        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
     return D
 
 
@@ -139,7 +112,7 @@ _COMMON_DOCS = {
 class LTMGauss(Mechanism):
     name = "ltm-gauss"
     neighbor = "replace"
-    summary = "Seed 002 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
+    summary = "Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
     param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
                   "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
                   "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
@@ -207,7 +180,7 @@ class LTMGauss(Mechanism):
         return draw, shape, D.size * S.s
 
     def output_law(self, D):
-        """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (spec §2.5)."""
+        """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (derived here)."""
         D = self._check_data(D)
         if self.silent(D):
             size = self.m * D.shape[1]
@@ -217,14 +190,14 @@ class LTMGauss(Mechanism):
         return theory.GaussianLaw((S.matrix() @ D).reshape(-1), np.diag(variance), copies=1, exact=True)
 
     def mu(self, D, i: int, new_row) -> float:
-        """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (spec §2.5)."""
+        """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (derived here)."""
         D = self._check_data(D)
         delta = D[i] - np.asarray(new_row, dtype=float)
         return float(np.linalg.norm(delta) * np.sqrt(self.sketch(D.shape[0]).row_weight()[i]) / self.noise_scale(D))
 
     def worst_neighbor(self, D, relation=None):
         """replace: the client i* maximising sum_{k in rows(i)} 1/T_k (the smallest bucket for s = 1),
-        its row replaced by -eta sign(a_i*) (spec §2.8; set a_i* = eta 1 for the global worst pair)."""
+        its row replaced by -eta sign(a_i*) (set a_i* = eta 1 for the global worst pair)."""
         relation = self._relation(relation)
         if relation != "replace":
             return None
@@ -238,7 +211,7 @@ class LTMGauss(Mechanism):
 class LTMLaplace(Mechanism):
     name = "ltm-laplace"
     neighbor = "replace"
-    summary = "Seed 002 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
+    summary = "Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
     param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
                   "b": "explicit Laplace scale; overrides the calibration"}
 
@@ -301,7 +274,7 @@ class LTMLaplace(Mechanism):
 
     def worst_neighbor(self, D, relation=None):
         """replace: the noise is the same for every client, so the row with the largest possible
-        L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i) (spec §4 table)."""
+        L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i)."""
         relation = self._relation(relation)
         if relation != "replace":
             return None
@@ -358,7 +331,7 @@ def _sign_fixed(V: np.ndarray) -> np.ndarray:
 
 class LTMLowRank(_SketchAnalysis):
     name = "ltm-lra"
-    summary = "Seed 002 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
+    summary = "Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
     param_docs = {"k": "target rank (int >= 1)", "noise": "'gauss' (ltm-gauss, default) or 'laplace' (ltm-laplace)",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
 
@@ -386,7 +359,7 @@ class LTMLowRank(_SketchAnalysis):
 
 
 def lra_error(D, Xp, k=None) -> np.ndarray:
-    """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n (seed 002 Sec. 5) for one X' (d, k)
+    """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n ([LTM] Sec. 5) for one X' (d, k)
     or a batch (t, d, k)."""
     A = as_data(D)
     Xp = np.asarray(Xp, dtype=float)
@@ -403,7 +376,7 @@ def lra_error(D, Xp, k=None) -> np.ndarray:
 
 class LTMRidge(_SketchAnalysis):
     name = "ltm-ridge"
-    summary = "Seed 002 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
+    summary = "Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
     param_docs = {"lam": "ridge parameter lambda (> 0)", "noise": "'gauss' (default) or 'laplace'",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
 
@@ -426,7 +399,7 @@ class LTMRidge(_SketchAnalysis):
 
 
 def ridge_error(D, x, lam) -> np.ndarray:
-    """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) (seed 002 Sec. 5)."""
+    """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) ([LTM] Sec. 5)."""
     D = as_data(D, min_cols=2)
     A, b = D[:, :-1], D[:, -1]
     x_opt = np.linalg.solve(A.T @ A + lam * np.eye(A.shape[1]), A.T @ b)
@@ -437,7 +410,7 @@ def ridge_error(D, x, lam) -> np.ndarray:
 class LTMLocal(NoisyRelease):
     name = "ltm-local"
     neighbor = "replace"
-    summary = "Seed 002's local-model baseline: every client releases a_i + N(0, sigma_loc^2 I) (n x d)"
+    summary = "Burkhardt et al. 2025's local-model baseline: every client releases a_i + N(0, sigma_loc^2 I) (n x d)"
     param_docs = {"eps": "target epsilon (> 0)", "delta": "target delta in (0, 1)", "eta": "entry bound (> 0)",
                   "sigma_rule": "'textbook' (2 (2 eta sqrt d)^2 ln(1.25/delta)/eps^2, default) or 'interpolate' "
                                 "(eq. 4's sigma^2 n^{1-p} with the sketch parameters m, s)",
@@ -477,15 +450,3 @@ class LTMLocal(NoisyRelease):
         out = D.copy()
         out[i] = _extreme_row(D[i], self.eta)
         return i, out
-
-
-def resampled_sketch_delta(eps, n: int, m: int, sigma: float, change: float) -> np.ndarray:
-    """delta(eps) of `ltm-gauss` with s = 1 when S is drawn afresh each run and published with the
-    output (spec §2.5): E_S[delta_mu(S)(eps)] with mu = ||Delta|| / (sigma sqrt(T)), where the bucket
-    of the changed client holds T = 1 + Binomial(n - 1, 1/m) clients. Both directions are equal."""
-    t = np.arange(1, n + 1)
-    weight = stats.binom.pmf(t - 1, n - 1, 1.0 / m)
-    keep = weight > 1e-300
-    curves = theory.gaussian_delta(np.atleast_1d(np.asarray(eps, dtype=float))[None, :],
-                                   (change / (sigma * np.sqrt(t[keep])))[:, None])
-    return weight[keep] @ curves

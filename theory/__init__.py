@@ -2,23 +2,33 @@
 
 `theory` imports nothing else of this project. Every delta here is computed as ln delta by a
 saddle-point contour integral (`theory.quadratic_loss`), never by subtracting probabilities.
+
+The calibrations and exact pair curves of the other source papers (docs/references.md) live here
+too, one module per paper: `sheffet` (Sheffet 2019), `isit18` [ISIT18], `sketching` [LTM] and
+`masking` [Masking]. Mechanisms call them.
 """
 
 from .als import als_delta, als_log_delta, ols_sigma
 from .als_exact import ExactALSSpectrum, als_exact_delta
-from .baselines import isit18_column_bound, isit18_mi_epsilon, isit18_sigma, sheffet_c2
 from .gaussian import classic_gaussian_sigma, gaussian_delta, gaussian_log_delta, gaussian_mu, gaussian_sigma
 from .gaussian_pair import GaussianLaw, GaussianPair
+from .isit18 import (entry_flip_eigenvalues, isit18_column_bound, isit18_mi_epsilon, isit18_sigma, mi_delta,
+                     mi_noise_variance, rp_noise_variance)
 from .leverage import augment, leverages, ols_fit, ols_sensitivities, residual_shares, split_regression
+from .masking import chi2_pair_delta, cor35_sigma, ncx2_logpdf, thm32_sigma, thm34_sigma, wishart_clt
 from .quadratic_loss import QuadraticLoss
 from .rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma
+from .sheffet import sheffet_c2
+from .sketching import eq4_variance, laplace_scale, local_variance, min_clients, resampled_sketch_delta
 from .spectrum import Spectrum, pareto_frontier, spectrum
 
 __all__ = [
     "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum",
-    "als_delta", "als_exact_delta", "als_log_delta", "augment", "classic_gaussian_sigma",
-    "gaussian_delta", "gaussian_log_delta", "gaussian_mu", "gaussian_sigma", "isit18_column_bound",
-    "isit18_mi_epsilon", "isit18_sigma", "leverages", "ols_fit", "ols_sensitivities", "ols_sigma",
-    "pareto_frontier", "residual_shares", "rp_delta", "rp_leverage_threshold", "rp_log_delta",
-    "rp_sigma", "sheffet_c2", "spectrum", "split_regression",
+    "als_delta", "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma",
+    "cor35_sigma", "entry_flip_eigenvalues", "eq4_variance", "gaussian_delta", "gaussian_log_delta",
+    "gaussian_mu", "gaussian_sigma", "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma", "laplace_scale",
+    "leverages", "local_variance", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf", "ols_fit",
+    "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta", "residual_shares", "rp_delta",
+    "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma", "sheffet_c2", "spectrum",
+    "split_regression", "thm32_sigma", "thm34_sigma", "wishart_clt",
 ]

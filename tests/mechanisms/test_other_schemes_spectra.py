@@ -108,7 +108,8 @@ def test_exact_aligned_spectrum_of_masking_and_its_gaussian_approximation():
     max). The exact curve also matches a Monte Carlo of mask-b itself on the sufficient ||Y v||^2."""
     from scipy import stats as st
 
-    from ndis.mechanisms.masking import aligned_pair, chi2_pair_delta, ncx2_logpdf
+    from ndis.mechanisms.masking import aligned_pair
+    from ndis.theory.masking import chi2_pair_delta, ncx2_logpdf
     n, p, sigma = 100, 5, 1.552
     nc_d, nc_dp = (np.sqrt(p) - 1) ** 2 / sigma**2, p / sigma**2
     exact = np.maximum(chi2_pair_delta([0.0, 0.1], n, nc_d, nc_dp), chi2_pair_delta([0.0, 0.1], n, nc_dp, nc_d))

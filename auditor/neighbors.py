@@ -63,20 +63,10 @@ def check(D, D_prime, relation: str) -> int:
 
 
 def make(D, relation: str, row: int, replacement=None) -> np.ndarray:
-    """The neighbour D' of D under `relation` at `row` (`mechanisms.neighbors.neighbor`);
-    `replacement` is the new row for `replace`, (column, value) for `entry`."""
-    from ndis.mechanisms.neighbors import neighbor
+    """The neighbour D' of D under `relation` at `row` (`ndis.core.neighbors.make`)."""
+    from ndis.core.neighbors import make
 
-    if relation == "replace":
-        if replacement is None:
-            raise ValueError("the 'replace' relation needs a replacement row")
-        return neighbor(D, relation, row, row=replacement)
-    if relation == "entry":
-        if replacement is None:
-            raise ValueError("the 'entry' relation needs replacement=(column, value)")
-        column, value = replacement
-        return neighbor(D, relation, row, j=column, value=value)
-    return neighbor(D, relation, row)
+    return make(D, relation, row, replacement)
 
 
 def candidate_rows(D, n_candidates: int = 6, seed=0) -> list[int]:

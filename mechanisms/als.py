@@ -22,7 +22,7 @@ from ndis import theory
 from .base import Mechanism
 from .calibration import ISIT18Noise, NoNoise, OLSNoise, OLSRelativeNoise, RPNoise, SheffetNoise
 from .gram import least_squares
-from .neighbors import max_als_delta_row, row_pair
+from .neighbors import row_pair
 from .sketch import gaussian_sketch
 from ndis.core.validation import as_data, as_int, as_positive
 
@@ -92,7 +92,7 @@ class SketchedLS(Mechanism):
         D = as_data(D, min_cols=2)
         if eps is None:
             eps = self.eps if getattr(self, "eps", None) is not None else 1.0
-        return row_pair(D, max_als_delta_row(D, self.r, as_positive("eps", eps), self.noise_scale(D)), relation)
+        return row_pair(D, theory.max_als_delta_row(D, self.r, as_positive("eps", eps), self.noise_scale(D)), relation)
 
 
 class ApproximateLeastSquares(NoNoise, SketchedLS):

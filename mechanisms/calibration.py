@@ -15,7 +15,6 @@ import numpy as np
 
 from ndis import theory
 
-from .neighbors import leverage_residual
 from ndis.core.validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
 
 _DOCS = {
@@ -160,7 +159,7 @@ class OLSRelativeNoise(OLSNoise):
     def _data_defaults(self, D: np.ndarray) -> dict:
         found = super()._data_defaults(D)
         if self.leverage is None or self.residual is None:
-            leverages, residuals = leverage_residual(D)
+            leverages, residuals = theory.leverage_residual(D)
             found.update({"leverage": float(np.max(leverages))} if self.leverage is None else {})
             found.update({"residual": float(np.max(residuals))} if self.residual is None else {})
         return found

@@ -10,7 +10,8 @@ from ndis import theory
 
 from .base import Mechanism
 from .gram import least_squares
-from .neighbors import max_sensitivity_row, row_pair
+from .neighbors import row_pair
+from ndis.core.neighbors import ROW_RELATIONS
 from ndis.core.validation import as_choice, as_data, as_positive, as_probability, optional
 
 
@@ -87,11 +88,11 @@ class GaussianMechanism(Mechanism):
         the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,
         the largest OLS sensitivity (seed 000 Props. 7-9). None for a callable query or other relations."""
         relation = self._relation(relation)
-        if callable(self.query) or relation not in ("remove", "zero"):
+        if callable(self.query) or relation not in ROW_RELATIONS:
             return None
         D = as_data(D)
         if self.query == "ols":
-            return row_pair(D, max_sensitivity_row(D), relation)
+            return row_pair(D, theory.max_sensitivity_row(D), relation)
         rows = D - D.mean(axis=0) if (self.query, relation) == ("mean", "remove") else D
         return row_pair(D, int(np.argmax(np.einsum("ij,ij->i", rows, rows))), relation)
 
@@ -122,7 +123,7 @@ class GaussianLS(GaussianMechanism):
 
     def _data_defaults(self, D: np.ndarray) -> dict:
         if self.sensitivity is None and self.sigma is None:
-            return {"sensitivity": float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))}
+            return {"sensitivity": float(np.max(theory.ols_sensitivities(*theory.split_regression(D))))}
         return {}
 
     def noise_scale(self, D: np.ndarray) -> float:

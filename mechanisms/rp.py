@@ -16,7 +16,7 @@ from ndis import theory
 from .base import Mechanism
 from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
-from .neighbors import max_leverage_row, row_pair
+from .neighbors import row_pair
 from .sketch import gaussian_sketch
 from ndis.core.validation import as_data, as_int
 
@@ -70,7 +70,7 @@ class _Projection(Mechanism):
         run on D' may choose another sigma: `fixed_for(D)` pins them to audit one fixed scheme."""
         relation = self._relation(relation)
         D = as_data(D)
-        return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)
+        return row_pair(D, theory.max_leverage_row(D, self.noise_scale(D)), relation)
 
 
 class RandomProjection(NoNoise, _Projection):

@@ -15,7 +15,8 @@ import numpy as np
 
 
 def as_finite_array(value, name: str) -> np.ndarray:
-    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf."""
+    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf. An array already
+    validated (by `as_data` or `register`) is returned as it is, without a second scan."""
     if _validated(value) is not None:
         return value
     try:

@@ -5,8 +5,8 @@ ALS(D) = (Pi B)^+ Pi b for D = [B, b] (Sarlos 2006; Lu, Magdon-Ismail, Wei & Zik
 Fig. 1). Every scheme here is ALS of [D; sigma I_{p+1}] for its own sigma (for least squares on
 M_RP and for ISIT'18: Pi D + sigma N has the law of Pi~ [D; sigma I], Pi~ Gaussian).
 
-Exact law (derived here; `theory.als_exact`): w ⟂ col(B), so Pi B and Pi w are independent, x~ - x_opt | Pi B ~
-N(0, ||w||^2 W^{-1}) with W = (Pi B)^T Pi B ~ Wishart_p(r, B^T B), and integrating W out gives a
+Exact law (derived here; `theory.als_exact`): w ⟂ col(B), so Pi B and Pi w are independent,
+x~ - x_opt | Pi B ~ N(0, ||w||^2 W^{-1}) with W = (Pi B)^T Pi B ~ Wishart_p(r, B^T B), and integrating W out gives a
 multivariate t: nu = r - p + 1 degrees of freedom, scale ||w||^2 (B^T B)^{-1} / nu. The fast sampler
 draws x_opt + ||w|| R^{-1} z / sqrt(u), z ~ N(0, I_p), u ~ chi2_nu, R^T R = B^T B: O(p^2) per sample,
 independent of n and r. `output_law` is the papers' asymptotic normal N(x_opt, ||w||^2 (B^T B)^{-1}/r)

@@ -1,12 +1,13 @@
 """Noise calibrations of the DP schemes: how large sigma is in the appended sigma*I rows.
 
 Every DP scheme of Lu, Magdon-Ismail, Wei & Zikas (2023, OLS-RP; 2023, NDIS) and Showkatbakhsh,
-Karakus & Diggavi (2018) regularises by appending sigma*I to the data and then runs RP or (sketched) least squares; they differ only in the rule for sigma, collected here as
-mixins. The formulas live in `theory` (one place); this module only decides which data quantities
-feed them. Data-dependent defaults are marked: with C=None the row-norm bound is the dataset's own
-largest row norm, which is what the papers' experiments did but is not a universe bound;
-for standard DP pass a true bound C. `mech.fixed_for(D)` fixes every such default at its value on D,
-so that D and its neighbours are then run by one and the same scheme (what an audit needs).
+Karakus & Diggavi (2018) regularises by appending sigma*I to the data and then runs RP or (sketched)
+least squares; they differ only in the rule for sigma, collected here as mixins. The formulas live
+in `theory` (one place); this module only decides which data quantities feed them. Data-dependent
+defaults are marked: with C=None the row-norm bound is the dataset's own largest row norm, which is
+what the papers' experiments did but is not a universe bound; for standard DP pass a true bound C.
+`mech.fixed_for(D)` fixes every such default at its value on D, so that D and its neighbours are
+then run by one and the same scheme (what an audit needs).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Pi has i.i.d. N(0, 1) entries (r x (n + d), or r x n when sigma == 0); it is drawn block by block
 so that memory stays bounded at any n (Flight: r n = 3.9e8 entries per sketch). This is the
-algorithm as Lu, Magdon-Ismail, Wei & Zikas (2023, OLS-RP, Fig. 1; 2023, NDIS, Fig. 3) write it; the fast samplers reproduce its
-law from the Gram matrix alone.
+algorithm as Lu, Magdon-Ismail, Wei & Zikas (2023, OLS-RP, Fig. 1; 2023, NDIS, Fig. 3) write it;
+the fast samplers reproduce its law from the Gram matrix alone.
 """
 
 from __future__ import annotations

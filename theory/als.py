@@ -1,8 +1,9 @@
 """Approximate least squares (ALS, Sarlos 2006) with a Gaussian sketch: its asymptotic spectrum.
 
-x_tilde = (Pi B)^+ Pi b tends to N(x_opt, ||w||^2 (B^T B)^{-1} / r) (Lu, Magdon-Ismail, Wei & Zikas 2023, OLS-RP, Lemma 1). For
-D' = D minus a record of leverage l and residual share e = w_i^2 / ||w||^2 (Lu et al. 2023, NDIS,
-Theorem 4; the loss written out here as a quadratic form), with L1 = 1 - l, Q1 = 1 - l - e, Dl = L1^2 - Q1, K0 = (p/2) ln(Q1/L1) - ln(L1)/2,
+x_tilde = (Pi B)^+ Pi b tends to N(x_opt, ||w||^2 (B^T B)^{-1} / r) (Lu, Magdon-Ismail, Wei & Zikas
+2023, OLS-RP, Lemma 1). For D' = D minus a record of leverage l and residual share
+e = w_i^2 / ||w||^2 (Lu et al. 2023, NDIS, Theorem 4; the loss written out here as a quadratic
+form), with L1 = 1 - l, Q1 = 1 - l - e, Dl = L1^2 - Q1, K0 = (p/2) ln(Q1/L1) - ln(L1)/2,
 W ~ chi2_{p-1}, Z ~ N(0, 1):
     under D:   L = e/(2 Q1) W + Dl/(2 Q1) Z^2 + sqrt(r l e) L1/Q1 Z + r l e/(2 Q1) + K0,
     under D':  L = e/(2 L1) W + Dl/(2 L1^2) Z^2 + sqrt(r l e Q1)/L1^2 Z - r l e/(2 L1^2) + K0,

@@ -88,8 +88,8 @@ def _estimate(first, second, eps, n, rng, chunk):
 def als_exact_delta(eps, D, row: int, r: int, n_samples: int = 10**6, seed=None,
                     confidence: float = 0.95, ridge: float = 0.0) -> ExactALSSpectrum:
     """Exact spectrum of ALS (Gaussian sketch, r rows) between D and D minus `row` (or row zeroed:
-    the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo of the exact t-law privacy loss with
-    normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
+    the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo
+    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
     eps = as_eps(eps).reshape(-1)
     D = as_data(D, min_cols=2)
     if not 0 <= row < D.shape[0]:

@@ -1,12 +1,12 @@
-"""Calibrations of the baseline mechanisms that Lu, Magdon-Ismail, Wei & Zikas (2023, NDIS) compare against.
+"""Calibrations of the baselines that Lu, Magdon-Ismail, Wei & Zikas (2023, NDIS) compare against.
 
 * Sheffet (2019) (reference [15] of NDIS): the rows c2 I appended before the random projection,
   c2 = sqrt(4 C^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps).
-* Showkatbakhsh, Karakus & Diggavi (2018, ISIT18) (reference [17] of NDIS) as the NDIS experiments use it:
-  delta0 = 2 (1 - delta) / (e^eps + 1), eps_MI = delta0^2 log2(e) / 2 bits, and noise variance
+* Showkatbakhsh, Karakus & Diggavi (2018, ISIT18) (reference [17] of NDIS) as the NDIS
+  experiments use it: delta0 = 2 (1 - delta) / (e^eps + 1), eps_MI = delta0^2 log2(e) / 2 bits, and noise variance
   max(r / (2^{2 eps_MI} - 1) - f(D)^2, 0) on every column. This eps -> MI conversion is NOT a valid
-  (eps, delta) guarantee (derived here: mutual-information privacy does not
-  bound the hockey-stick divergence); it is reproduced as printed so the auditor can measure it.
+  (eps, delta) guarantee (derived here: mutual-information privacy does not bound the hockey-stick
+  divergence); it is reproduced as printed so the auditor can measure it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Exact privacy spectrum of a pair of multivariate Gaussians (the NDIS theorem).
 
-NDIS (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS, Theorem 1; OLS-RP, Lemma 2): for P = N(mean1, cov1), Q = N(mean2, cov2) the privacy
-loss L = ln p/q under P is a quadratic form of a standard normal vector. We diagonalise it with the
+NDIS (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS, Theorem 1; OLS-RP, Lemma 2): for
+P = N(mean1, cov1), Q = N(mean2, cov2) the privacy loss L = ln p/q under P is a quadratic form of a
+standard normal vector. We diagonalise it with the
 generalised symmetric eigenproblem (cov1 - cov2) v = a cov2 v, V^T cov2 V = I: in the coordinates
 u = V^T (x - mean2) both laws are products, Q_j = N(0, 1) and P_j = N(m_j, 1 + a_j) with m = V^T dmean,
 so that (each coordinate, z_j ~ N(0, 1))

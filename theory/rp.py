@@ -69,9 +69,10 @@ def rp_leverage_threshold(eps, delta, r) -> float:
 
 
 def rp_sigma(eps, delta, r, C, tight: bool = False) -> float:
-    """Noise scale of M_RP (Lu et al. 2023, NDIS, Fig. 3 and Theorem 3): appending sigma I_d to D caps every data row's
-    leverage at C^2 / sigma^2, so sigma = C / sqrt(l*). With tight=True the valid smaller choice
-    sigma = C sqrt(1/l* - 1) (derived here: a row of norm <= C has leverage <= C^2 / (C^2 + sigma^2) in [D; sigma I])."""
+    """Noise scale of M_RP (Lu et al. 2023, NDIS, Fig. 3 and Theorem 3): appending sigma I_d to D caps
+    every data row's leverage at C^2 / sigma^2, so sigma = C / sqrt(l*). With tight=True the valid
+    smaller choice sigma = C sqrt(1/l* - 1) (derived here: a row of norm <= C has leverage
+    <= C^2 / (C^2 + sigma^2) in [D; sigma I])."""
     C = float(as_finite_array(C, "C"))
     if C <= 0:
         raise ValueError(f"the row-norm bound C must be positive, got {C}")

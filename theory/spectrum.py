@@ -139,10 +139,12 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
 
     mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
-    (r, ridge, sigma; for "als" also exact=True when the output IS that normal, as for M_OLS), or a mechanism object: one whose ``spectrum_model(D)`` returns
-    (family, params) uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
-    rows="worst"). rows: "worst" (default), "all", or row indices. The returned delta is the
-    pointwise maximum over the chosen rows and both directions.
+    (r, ridge, sigma; for "als" also exact=True when the output IS that normal, as for M_OLS), or a
+    mechanism object: one whose ``spectrum_model(D)`` returns (family, params) uses the closed
+    forms, any other needs ``output_law`` (and ``worst_neighbor`` for rows="worst"). rows: "worst"
+    (default), "all", or row indices. eps: a grid of finite values (negative allowed,
+    `core.validation.as_eps_grid`). The result is a `core.curve.Curve`: forward and reverse of the
+    worst chosen row per eps, and delta = their maximum.
     """
     D = as_data(D)
     eps = as_eps_grid(eps)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from .rp import DIRECTIONS, _check_direction
+from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
 
@@ -46,7 +46,7 @@ def _als_losses(leverage, residual, r, p):
 
 def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
     """ln delta(eps) of the ALS limit for a record with leverage l and residual share e (broadcasting)."""
-    _check_direction(direction)
+    check_direction(direction)
     arrays = np.broadcast_arrays(as_eps(eps), *(as_finite_array(v, n) for v, n in
                                                 ((leverage, "leverage"), (residual, "residual"), (r, "r"), (p, "p"))))
     e_, l_, res_, r_, p_ = (a.reshape(-1) for a in arrays)

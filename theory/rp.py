@@ -16,19 +16,13 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
+from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
-
-DIRECTIONS = ("forward", "reverse", "max")
-
-
-def _check_direction(direction: str) -> None:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
 
 
 def rp_log_delta(eps, leverage, r, direction: str = "max"):
     """ln delta(eps) of RP for a removed row of the given leverage (broadcasting eps, leverage, r)."""
-    _check_direction(direction)
+    check_direction(direction)
     eps_a, lev_a, r_a = np.broadcast_arrays(as_eps(eps), as_finite_array(leverage, "leverage"), as_finite_array(r, "r"))
     if np.any((lev_a < 0) | (lev_a >= 1)):
         raise ValueError("leverage must lie in [0, 1); a row of leverage 1 makes D' rank-deficient (delta = 1)")

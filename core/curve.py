@@ -14,6 +14,13 @@ import numpy as np
 DIRECTIONS = ("forward", "reverse", "max")
 
 
+def check_direction(which: str) -> str:
+    """`which` itself when it is one of DIRECTIONS; ValueError listing them otherwise."""
+    if which not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {which!r}")
+    return which
+
+
 @dataclass(frozen=True)
 class Curve:
     """delta on an eps grid for both orders of a neighbouring pair."""
@@ -36,6 +43,4 @@ class Curve:
 
     def direction(self, which: str) -> np.ndarray:
         """"forward", "reverse" or "max"."""
-        if which not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {which!r}")
-        return self.delta if which == "max" else getattr(self, which)
+        return self.delta if check_direction(which) == "max" else getattr(self, which)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import as_data, as_int
+from .validation import as_data, as_int, register
 
 #: Every neighbour relation, in the order they are documented.
 RELATIONS = ("remove", "zero", "replace", "entry")
@@ -57,7 +57,8 @@ def make(D, relation: str, row, replacement=None) -> np.ndarray:
     """The neighbour D' of D under `relation` at `row`.
 
     `replacement` is the new row (a vector of length d) for ``replace`` and the pair
-    (column, value) for ``entry``; ``remove`` and ``zero`` take none.
+    (column, value) for ``entry``; ``remove`` and ``zero`` take none. D' is finite by construction
+    and returned as a validated read-only dataset (see `validation.as_data`).
     """
     check_relation(relation)
     D = as_data(D)
@@ -67,7 +68,7 @@ def make(D, relation: str, row, replacement=None) -> np.ndarray:
     if relation == "remove":
         if D.shape[0] < 2:
             raise ValueError("cannot remove a row from a dataset with a single row")
-        return np.delete(D, i, axis=0)
+        return register(np.delete(D, i, axis=0))
     D = D.copy()
     if relation == "zero":
         D[i] = 0.0
@@ -88,7 +89,7 @@ def make(D, relation: str, row, replacement=None) -> np.ndarray:
         if not np.isfinite(value):
             raise ValueError(f"the new entry must be finite, got {value!r}")
         D[i, j] = value
-    return D
+    return register(D)
 
 
 def check(D, D_prime, relation: str) -> int:

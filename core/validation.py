@@ -9,12 +9,16 @@ follow the scipy.stats convention: scalar in, float out; array in, ndarray out.
 from __future__ import annotations
 
 import numbers
+import weakref
 
 import numpy as np
 
 
 def as_finite_array(value, name: str) -> np.ndarray:
-    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf."""
+    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf. An array already
+    validated (by `as_data` or `register`) is returned as it is, without a second scan."""
+    if _validated(value) is not None:
+        return value
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as error:
@@ -108,19 +112,60 @@ def optional(check, name: str, value, *args):
     return None if value is None else check(name, value, *args)
 
 
+# Arrays already checked by `as_data`: id -> (weak reference, memo table). Each entry is removed when
+# its array is garbage-collected, so an id is never mistaken for a later object's.
+_VALIDATED: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def _validated(array):
+    """The memo table of `array` if it is a validated read-only array, else None."""
+    entry = _VALIDATED.get(id(array))
+    return entry[1] if entry is not None and entry[0]() is array else None
+
+
+def register(array: np.ndarray) -> np.ndarray:
+    """Mark a finite float64 array as validated: made read-only and remembered until it is freed.
+
+    For arrays known to be finite by construction (views and stackings of validated data)."""
+    array.flags.writeable = False
+    if _validated(array) is None:
+        key = id(array)
+        _VALIDATED[key] = (weakref.ref(array), {})
+        weakref.finalize(array, _VALIDATED.pop, key, None)
+    return array
+
+
 def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
-    """A dataset: a finite 2-D float64 array with at least one row and `min_cols` columns."""
+    """A dataset: a finite 2-D float64 array with at least one row and `min_cols` columns.
+
+    Returns a read-only view of D that is remembered as validated: `as_data` on it again skips the
+    O(nd) finiteness scan, and `memo` can attach derived quantities to it. The view shares memory
+    with D, so D must not be modified while the view is in use."""
+    known = _validated(D) is not None
     try:
-        array = np.asarray(D, dtype=np.float64)
+        array = D if known else np.asarray(D, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a numeric 2-D array (rows = records)") from None
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (rows = records, columns = attributes), got shape {array.shape}")
     if array.shape[0] < 1 or array.shape[1] < min_cols:
         raise ValueError(f"{name} must have at least 1 row and {min_cols} column(s), got shape {array.shape}")
+    if known:
+        return array
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first")
-    return array
+    return register(array.view())
+
+
+def memo(D: np.ndarray, key, compute):
+    """compute(D), computed once per validated dataset D (an `as_data` result) and kept with it;
+    for any other array compute(D) is simply returned."""
+    table = _validated(D)
+    if table is None:
+        return compute(D)
+    if key not in table:
+        table[key] = compute(D)
+    return table[key]
 
 
 def as_rng(rng) -> np.random.Generator:
@@ -139,8 +184,8 @@ def max_row_norm(D: np.ndarray) -> float:
 
 def row_norm_bound(D: np.ndarray, C) -> float:
     """The row-norm bound C of a mechanism on D: C itself, checked to cover every row of D, or, when
-    C is None, the data-dependent default max_i ||D_(i)|| (spec §9 Q8: a true universe bound is
-    needed for standard DP)."""
+    C is None, the data-dependent default max_i ||D_(i)||. That default is what the experiments of
+    Lu et al. (2023, NDIS) use; it is not a bound over all datasets, which standard DP needs."""
     largest = max_row_norm(D)
     if C is None:
         if largest == 0:

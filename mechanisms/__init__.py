@@ -1,5 +1,6 @@
 """Randomized mechanisms: random projection, approximate least squares and the DP schemes built on
-them (seeds 000, 004, 001), each with an exact fast sampler and the literal algorithm.
+them (Lu, Magdon-Ismail, Wei & Zikas 2023, OLS-RP and NDIS; Showkatbakhsh, Karakus & Diggavi 2018;
+Ding et al. 2022; Burkhardt et al. 2025), each with an exact fast sampler and the literal algorithm.
 
     from ndis import mechanisms
     mech = mechanisms.get("als", r=300)

@@ -1,15 +1,16 @@
 """Approximate least squares with a Gaussian sketch, and the schemes that are ALS on regularised data
-(spec §5, §6 M1, M5, M9, M10, M11, M12).
+(ALS, Sheffet's RP-LS, M_ALS, least squares on M_RP, M_ALS^rel and the ISIT'18 scheme).
 
-ALS(D) = (Pi B)^+ Pi b for D = [B, b] (Sarlos; seed 000 Fig. 1). Every scheme here is ALS of
-[D; sigma I_{p+1}] for its own sigma (spec §6.0; M10 and M12: Pi D + sigma N = Pi~ [D; sigma I]).
+ALS(D) = (Pi B)^+ Pi b for D = [B, b] (Sarlos 2006; Lu, Magdon-Ismail, Wei & Zikas 2023, OLS-RP,
+Fig. 1). Every scheme here is ALS of [D; sigma I_{p+1}] for its own sigma (for least squares on
+M_RP and for ISIT'18: Pi D + sigma N has the law of Pi~ [D; sigma I], Pi~ Gaussian).
 
-Exact law (spec §5.3): w ⟂ col(B), so Pi B and Pi w are independent, x~ - x_opt | Pi B ~
-N(0, ||w||^2 W^{-1}) with W = (Pi B)^T Pi B ~ Wishart_p(r, B^T B), and integrating W out gives a
+Exact law (derived here; `theory.als_exact`): w ⟂ col(B), so Pi B and Pi w are independent,
+x~ - x_opt | Pi B ~ N(0, ||w||^2 W^{-1}) with W = (Pi B)^T Pi B ~ Wishart_p(r, B^T B), and integrating W out gives a
 multivariate t: nu = r - p + 1 degrees of freedom, scale ||w||^2 (B^T B)^{-1} / nu. The fast sampler
 draws x_opt + ||w|| R^{-1} z / sqrt(u), z ~ N(0, I_p), u ~ chi2_nu, R^T R = B^T B: O(p^2) per sample,
 independent of n and r. `output_law` is the papers' asymptotic normal N(x_opt, ||w||^2 (B^T B)^{-1}/r)
-(seed 000 Lemma 1, seed 004 Lemma 1), labelled exact=False; the exact covariance is
+(OLS-RP, Lemma 1; Lu et al. 2023, NDIS, Lemma 1), labelled exact=False; the exact covariance is
 ||w||^2 (B^T B)^{-1} / (r - p - 1).
 """
 
@@ -22,7 +23,7 @@ from ndis import theory
 from .base import Mechanism
 from .calibration import ISIT18Noise, NoNoise, OLSNoise, OLSRelativeNoise, RPNoise, SheffetNoise
 from .gram import least_squares
-from .neighbors import max_als_delta_row, row_pair
+from .neighbors import row_pair
 from .sketch import gaussian_sketch
 from ndis.core.validation import as_data, as_int, as_positive
 
@@ -85,19 +86,19 @@ class SketchedLS(Mechanism):
 
     def worst_neighbor(self, D, relation=None, eps=None):
         """The row maximising the asymptotic ALS spectrum phi_{eps,r,p}(l, e) in [D; sigma I] over the
-        Pareto frontier of (leverage, residual share) (spec §5.6), for remove/zero. eps defaults to
+        Pareto frontier of (leverage, residual share) (`theory.max_als_delta_row`), for remove/zero. eps defaults to
         the mechanism's eps, else 1 (the papers' setting). sigma is computed from D (`fixed_for(D)` pins
         data-dependent defaults so that D' gets the same)."""
         relation = self._relation(relation)
         D = as_data(D, min_cols=2)
         if eps is None:
             eps = self.eps if getattr(self, "eps", None) is not None else 1.0
-        return row_pair(D, max_als_delta_row(D, self.r, as_positive("eps", eps), self.noise_scale(D)), relation)
+        return row_pair(D, theory.max_als_delta_row(D, self.r, as_positive("eps", eps), self.noise_scale(D)), relation)
 
 
 class ApproximateLeastSquares(NoNoise, SketchedLS):
     name = "als"
-    summary = "M1: ALS (Pi B)^+ Pi b with an r x n Gaussian sketch (Sarlos; seed 000 Fig. 1)"
+    summary = "ALS (Pi B)^+ Pi b with an r x n Gaussian sketch (Sarlos 2006; Lu et al. 2023, OLS-RP, Fig. 1)"
     param_docs = _R_DOC
 
     def __init__(self, r):
@@ -106,7 +107,7 @@ class ApproximateLeastSquares(NoNoise, SketchedLS):
 
 class SheffetLeastSquares(SheffetNoise, SketchedLS):
     name = "rp-ls"
-    summary = "M5: Sheffet 2019 RP-LS '[15]', ALS of [D; c2 I_{p+1}] (seed 000 Fig. 4)"
+    summary = "RP-LS of Sheffet (2019), ALS of [D; c2 I_{p+1}] (Lu et al. 2023, OLS-RP, Fig. 4)"
     param_docs = {**_R_DOC, **SheffetNoise.noise_docs}
 
     def __init__(self, r, eps, delta, C=None):
@@ -115,7 +116,7 @@ class SheffetLeastSquares(SheffetNoise, SketchedLS):
 
 class NoisyALS(OLSNoise, SketchedLS):
     name = "m-als"
-    summary = "M9: M_ALS, ALS of [D; sigma I_{p+1}] with M_OLS's sigma (seed 004 Sec 6.3)"
+    summary = "M_ALS, ALS of [D; sigma I_{p+1}] with M_OLS's sigma (Lu et al. 2023, NDIS, Sec. 6.3)"
     param_docs = {**_R_DOC, **OLSNoise.noise_docs}
 
     def __init__(self, r, eps=None, delta=None, C=None, sigma=None):
@@ -124,7 +125,7 @@ class NoisyALS(OLSNoise, SketchedLS):
 
 class RPLeastSquares(RPNoise, SketchedLS):
     name = "m-rp-ls"
-    summary = "M10: least squares on the M_RP sketch of D = ALS of [D; sigma_RP I_{p+1}] (seed 004 Sec 2.3)"
+    summary = "least squares on the M_RP sketch of D = ALS of [D; sigma_RP I_{p+1}] (Lu et al. 2023, NDIS, Sec. 2.3)"
     param_docs = {**_R_DOC, **RPNoise.noise_docs}
 
     def __init__(self, r, eps=None, delta=None, C=None, tight=False, sigma=None):
@@ -133,7 +134,7 @@ class RPLeastSquares(RPNoise, SketchedLS):
 
 class RelativeALS(OLSRelativeNoise, SketchedLS):
     name = "m-als-rel"
-    summary = "M11: M_ALS^rel, plain ALS when phi(l_S, e_S) <= delta, else M_ALS (seed 004 Sec 7)"
+    summary = "M_ALS^rel, plain ALS when phi(l_S, e_S) <= delta, else M_ALS (Lu et al. 2023, NDIS, Sec. 7)"
     param_docs = {**_R_DOC, **OLSRelativeNoise.noise_docs}
 
     def __init__(self, r, eps, delta, C=None, leverage=None, residual=None):
@@ -142,7 +143,7 @@ class RelativeALS(OLSRelativeNoise, SketchedLS):
 
 class ISIT18LeastSquares(ISIT18Noise, SketchedLS):
     name = "isit18-ls"
-    summary = "M12: Showkatbakhsh et al. ISIT'18 '[17]', lstsq of Pi D + sigma N as seed 004's code runs it"
+    summary = "Showkatbakhsh, Karakus & Diggavi (2018): lstsq of Pi D + sigma N, as the code of Lu et al. (2023, NDIS) runs it"
     param_docs = {**_R_DOC, **ISIT18Noise.noise_docs}
 
     def __init__(self, r, eps, delta):

@@ -1,4 +1,4 @@
-"""The Mechanism protocol (DESIGN.md, Public API).
+"""The Mechanism protocol: what every randomized mechanism of ndis provides.
 
 A mechanism is a cheap immutable object: its parameters are validated in `__init__`; data enter
 only through the methods (`sample`, `sample_literal`, `sampler`, `output_law`, `worst_neighbor`,
@@ -13,13 +13,11 @@ from typing import Callable
 
 import numpy as np
 
+from ndis.core.neighbors import check_relation
 from ndis.core.validation import as_data, as_int, as_rng
 
 #: Floats drawn per chunk by the samplers (32 MB of float64).
 CHUNK_FLOATS = 1 << 22
-
-#: The neighbour relations of DESIGN.md.
-RELATIONS = ("remove", "zero", "replace", "entry")
 
 Draw = Callable[[int, np.random.Generator], np.ndarray]
 
@@ -132,7 +130,5 @@ class Mechanism:
         return None
 
     def _relation(self, relation) -> str:
-        relation = self.neighbor if relation is None else relation
-        if relation not in RELATIONS:
-            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}")
-        return relation
+        """`relation`, or the declared default when None, checked against `core.neighbors.RELATIONS`."""
+        return check_relation(self.neighbor if relation is None else relation)

@@ -1,12 +1,13 @@
 """Noise calibrations of the DP schemes: how large sigma is in the appended sigma*I rows.
 
-Every DP scheme of seeds 000/004/001 regularises by appending sigma*I to the data (spec §6.0) and
-then runs RP or (sketched) least squares; they differ only in the rule for sigma, collected here as
-mixins. The formulas live in `theory` (one place); this module only decides which data quantities
-feed them. Data-dependent defaults are marked: with C=None the row-norm bound is the dataset's own
-largest row norm (spec §9 Q8), which is what the papers' experiments did but is not a universe bound;
-for standard DP pass a true bound C. `mech.fixed_for(D)` fixes every such default at its value on D,
-so that D and its neighbours are then run by one and the same scheme (what an audit needs).
+Every DP scheme of Lu, Magdon-Ismail, Wei & Zikas (2023, OLS-RP; 2023, NDIS) and Showkatbakhsh,
+Karakus & Diggavi (2018) regularises by appending sigma*I to the data and then runs RP or (sketched)
+least squares; they differ only in the rule for sigma, collected here as mixins. The formulas live
+in `theory` (one place); this module only decides which data quantities feed them. Data-dependent
+defaults are marked: with C=None the row-norm bound is the dataset's own largest row norm, which is
+what the papers' experiments did but is not a universe bound; for standard DP pass a true bound C.
+`mech.fixed_for(D)` fixes every such default at its value on D, so that D and its neighbours are
+then run by one and the same scheme (what an audit needs).
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ import numpy as np
 
 from ndis import theory
 
-from .neighbors import leverage_residual
 from ndis.core.validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
 
 _DOCS = {
     "eps": "target epsilon (> 0)",
     "delta": "target delta in (0, 1)",
-    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent, spec §9 Q8)",
+    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound for standard DP)",
     "tight": "use the tighter valid sigma = C sqrt(1/l* - 1) instead of the published C/sqrt(l*) (default false)",
     "sigma": "explicit noise scale; overrides the (eps, delta) calibration (default None)",
     "leverage": "leverage l_S of the database set; default None = max leverage of the data (data-dependent)",
@@ -55,7 +55,7 @@ class _RowNormBound:
 
 
 class RPNoise(_RowNormBound):
-    """M_RP (seed 004 Fig. 3, Thm 3; spec M6): sigma = C / sqrt(l*) (tight: C sqrt(1/l* - 1)),
+    """M_RP (Lu et al. 2023, NDIS, Fig. 3, Theorem 3): sigma = C / sqrt(l*) (tight: C sqrt(1/l* - 1)),
     l* the leverage at which the RP spectrum reaches delta (`theory.rp_sigma`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "tight", "sigma")}
@@ -71,7 +71,7 @@ class RPNoise(_RowNormBound):
 
 
 class OLSNoise(_RowNormBound):
-    """M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec M8): the smallest sigma with
+    """M_OLS / M_ALS (Lu et al. 2023, NDIS, Fig. 4, Theorem 5): the smallest sigma with
     phi(C^2/sigma^2, C^2/sigma^2) <= delta (`theory.ols_sigma`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "sigma")}
@@ -88,7 +88,7 @@ class OLSNoise(_RowNormBound):
 
 
 class SheffetNoise(_RowNormBound):
-    """Sheffet 2019 ("[15]"; spec M5 steps 1-2): c2 = sqrt(4 c1^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps),
+    """Sheffet (2019) (reference [15] of NDIS): c2 = sqrt(4 c1^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / eps),
     c1 the row-norm bound (`theory.sheffet_c2`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C")}
@@ -101,7 +101,7 @@ class SheffetNoise(_RowNormBound):
 
 
 class ISIT18Noise:
-    """Showkatbakhsh et al. ISIT'18 ("[17]", spec M12) as seed 004's code calibrates it:
+    """Showkatbakhsh, Karakus & Diggavi (2018) (reference [17] of NDIS) as the NDIS code calibrates it:
     sigma^2 = (r / (2^{2 eps_MI} - 1) - f(D)^2)_+ with f over all columns (`theory.isit18_sigma`).
     The rule depends on the data through f(D), as the scheme prescribes (not fixed by `fixed_for`)."""
 
@@ -115,7 +115,7 @@ class ISIT18Noise:
 
 
 class RPRelativeNoise(RPNoise):
-    """M_RP^rel (seed 004 Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
+    """M_RP^rel (Lu et al. 2023, NDIS, Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "tight")}
 
@@ -136,9 +136,9 @@ class RPRelativeNoise(RPNoise):
 
 
 class OLSRelativeNoise(OLSNoise):
-    """M_OLS^rel / M_ALS^rel (seed 004 Fig. 13, Thm 6): no noise when phi(l_S, e_S) <= delta, else
-    M_OLS's sigma. Default (l_S, e_S) = (max_i l_i, max_i e_i) of the data (004's text; conservative
-    under the monotonicity of phi, spec §5.6)."""
+    """M_OLS^rel / M_ALS^rel (Lu et al. 2023, NDIS, Fig. 13, Theorem 6): no noise when phi(l_S, e_S) <= delta, else
+    M_OLS's sigma. Default (l_S, e_S) = (max_i l_i, max_i e_i) of the data (as NDIS does; conservative
+    under the monotonicity of phi, `theory.worst_rows`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "residual")}
 
@@ -160,7 +160,7 @@ class OLSRelativeNoise(OLSNoise):
     def _data_defaults(self, D: np.ndarray) -> dict:
         found = super()._data_defaults(D)
         if self.leverage is None or self.residual is None:
-            leverages, residuals = leverage_residual(D)
+            leverages, residuals = theory.leverage_residual(D)
             found.update({"leverage": float(np.max(leverages))} if self.leverage is None else {})
             found.update({"residual": float(np.max(residuals))} if self.residual is None else {})
         return found

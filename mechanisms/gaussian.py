@@ -1,5 +1,6 @@
-"""The Gaussian mechanism f(D) + N(0, sigma^2 I) (seed 004 Def. 9; spec §3) and Gaussian LS, its OLS
-instance calibrated to the data's largest OLS sensitivity (spec §6 M4; seed 000 Props. 1-2).
+"""The Gaussian mechanism f(D) + N(0, sigma^2 I) (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS,
+Definition 9) and Gaussian LS, its OLS instance calibrated to the data's largest OLS sensitivity
+(Lu et al. 2023, OLS-RP, Propositions 1-2).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from ndis import theory
 
 from .base import Mechanism
 from .gram import least_squares
-from .neighbors import max_sensitivity_row, row_pair
+from .neighbors import row_pair
+from ndis.core.neighbors import ROW_RELATIONS
 from ndis.core.validation import as_choice, as_data, as_positive, as_probability, optional
 
 
@@ -23,7 +25,7 @@ QUERIES = {"sum": lambda D: D.sum(axis=0), "mean": lambda D: D.mean(axis=0), "ol
 
 class GaussianMechanism(Mechanism):
     name = "gaussian"
-    summary = "f(D) + N(0, sigma^2 I) for a query f: sum, mean, ols (D = [B, b]) or a callable (seed 004 Def. 9)"
+    summary = "f(D) + N(0, sigma^2 I) for a query f: sum, mean, ols (D = [B, b]) or a callable (Lu et al. 2023, NDIS, Definition 9)"
     param_docs = {
         "query": "'sum', 'mean' (column sums/means), 'ols' (x_opt of D = [B, b]) or a callable D -> array",
         "sigma": "noise standard deviation (> 0); or give eps, delta and sensitivity instead",
@@ -85,27 +87,27 @@ class GaussianMechanism(Mechanism):
     def worst_neighbor(self, D, relation=None):
         """The row whose removal/zeroing moves f(D) the most: for sum, the largest row norm; for mean,
         the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,
-        the largest OLS sensitivity (seed 000 Props. 7-9). None for a callable query or other relations."""
+        the largest OLS sensitivity (Lu et al. 2023, OLS-RP, Propositions 7-9). None for a callable query or other relations."""
         relation = self._relation(relation)
-        if callable(self.query) or relation not in ("remove", "zero"):
+        if callable(self.query) or relation not in ROW_RELATIONS:
             return None
         D = as_data(D)
         if self.query == "ols":
-            return row_pair(D, max_sensitivity_row(D), relation)
+            return row_pair(D, theory.max_sensitivity_row(D), relation)
         rows = D - D.mean(axis=0) if (self.query, relation) == ("mean", "remove") else D
         return row_pair(D, int(np.argmax(np.einsum("ij,ij->i", rows, rows))), relation)
 
 
 class GaussianLS(GaussianMechanism):
     name = "gaussian-ls"
-    summary = "M4: Gaussian LS, x_opt + N(0, sigma^2 I_p), sigma from the data's max OLS sensitivity (relative DP)"
+    summary = "Gaussian LS, x_opt + N(0, sigma^2 I_p), sigma from the data's max OLS sensitivity (relative DP; Lu et al. 2023, OLS-RP)"
     param_docs = {
         "eps": "target epsilon (> 0)",
         "delta": "target delta in (0, 1)",
         "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
-        "calibration": "'analytic' (exact Gaussian spectrum, seed 004 Table IV) or 'classic' (Dwork-Roth, seed 000)",
+        "calibration": "'analytic' (Balle & Wang 2018, as in Lu et al. 2023, NDIS, Table IV) or 'classic' (Dwork & Roth 2014, as in OLS-RP)",
         "sensitivity": "OLS sensitivity bound; default None = max_i ||x_opt - x_opt(D minus i)|| of the data "
-                       "(data-dependent: relative DP over D's neighbours, spec M4 step 1)",
+                       "(data-dependent: relative DP over D's neighbours)",
     }
 
     def __init__(self, eps=None, delta=None, sigma=None, calibration="analytic", sensitivity=None):
@@ -122,11 +124,11 @@ class GaussianLS(GaussianMechanism):
 
     def _data_defaults(self, D: np.ndarray) -> dict:
         if self.sensitivity is None and self.sigma is None:
-            return {"sensitivity": float(np.max(theory.ols_sensitivities(D[:, :-1], D[:, -1])))}
+            return {"sensitivity": float(np.max(theory.ols_sensitivities(*theory.split_regression(D))))}
         return {}
 
     def noise_scale(self, D: np.ndarray) -> float:
-        """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic), spec M4."""
+        """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic; Dwork & Roth 2014, Theorem 3.22)."""
         if self.sigma is not None:
             return self.sigma
         s = self.sensitivity if self.sensitivity is not None else self._data_defaults(D)["sensitivity"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndis import theory
+from ndis.core import neighbors
 from ndis.theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
 
 from .als import ApproximateLeastSquares, sketched_solutions
@@ -292,10 +293,8 @@ class ISIT18Projection(_ISIT18, Mechanism):
         D = self._check_data(D)
         if relation == "entry":
             i, j, value = self.worst_entry(D)
-            out = D.copy()
-            out[i, j] = value
-            return i, out
-        if relation in ("remove", "zero"):
+            return i, neighbors.make(D, "entry", i, (j, value))
+        if relation in neighbors.ROW_RELATIONS:
             _, tilde = self._inner(D)
             target = tilde if self.output != "regression" else tilde[:, :-1]
             return row_pair(D, int(np.argmax(theory.leverages(target)[: D.shape[0]])), relation)

@@ -1,8 +1,8 @@
 """Release of the whole dataset with i.i.d. Gaussian noise, Y = X + sigma N (n x d).
 
-The common core of seed 001's additive noise (X_AN, eq. 8), seed 003's scheme (A) (eq. 3) and
-seed 002's local-model baseline (each client releases a_i + g_i). vec(Y) ~ N(vec X, sigma^2 I_{nd})
-exactly (spec other-schemes §1.6, §3.4).
+The common core of the additive noise of Showkatbakhsh, Karakus & Diggavi (2018), X_AN (eq. 8), of
+scheme (A) of Ding et al. (2022, Masking) (eq. 3) and of the local-model baseline of Burkhardt et al.
+(2025, LTM) (each client releases a_i + g_i). vec(Y) ~ N(vec X, sigma^2 I_{nd}) exactly.
 
 The full law is n*d-dimensional. Neighbours differing in row i (or entry (i, j)) change only that
 row (entry) of the mean, and those coordinates of Y are sufficient for the pair. The parameter
@@ -120,7 +120,7 @@ class NoisyRelease(Mechanism):
         return samples[(slice(None), *index)].reshape(samples.shape[0], -1)
 
     def mu(self, D, D_prime) -> float:
-        """||D - D'||_F / sigma: the pair is the Gaussian mechanism with this mu (spec §1.6, §3.4)."""
+        """||D - D'||_F / sigma: the pair is the Gaussian mechanism with this mu (Balle & Wang 2018)."""
         D, D_prime = as_data(D), as_data(D_prime)
         if D.shape != D_prime.shape:
             raise ValueError(f"D and D' must have the same shape, got {D.shape} and {D_prime.shape}")

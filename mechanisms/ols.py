@@ -1,8 +1,8 @@
-"""M_OLS: DP least squares by sampling the (regularised) ALS limit (spec §6 M8, M11; seed 004 Fig. 4,
-Thm 5, Fig. 13).
+"""M_OLS: DP least squares by sampling the (regularised) ALS limit (Lu, Magdon-Ismail, Wei & Zikas
+2023, NDIS, Fig. 4, Theorem 5; the relative variant M_OLS^rel, Fig. 13).
 
 M_OLS(D) ~ N(x~, ||w~||^2 (B~^T B~)^{-1} / r) for [B~, b~] = [D; sigma I_{p+1}]: the asymptotic law of
-ALS on the regularised data, released exactly, so its spectrum is exactly phi (seed 004 Thm 5).
+ALS on the regularised data, released exactly, so its spectrum is exactly phi (NDIS, Theorem 5).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class _NormalLimitLS(SketchedLS):
         return (lambda k, rng: ls.x + rng.standard_normal((k, ls.p)) @ factor), (ls.p,), ls.p
 
     def _literal(self, D):
-        """Spec M8 steps 2-4 as written: form D~, solve OLS, invert B~^T B~, sample the normal."""
+        """M_OLS as NDIS, Fig. 4, writes it: form D~, solve OLS, invert B~^T B~, sample the normal."""
         sigma, _ = self._solution(D)
         tilde = theory.augment(D, sigma)
         B, b = tilde[:, :-1], tilde[:, -1]
@@ -41,7 +41,7 @@ class _NormalLimitLS(SketchedLS):
 
 class NoisyOLS(OLSNoise, _NormalLimitLS):
     name = "m-ols"
-    summary = "M8: M_OLS, a sample of the ALS limit normal of [D; sigma I_{p+1}] (seed 004 Fig. 4, Thm 5)"
+    summary = "M_OLS, a sample of the ALS limit normal of [D; sigma I_{p+1}] (Lu et al. 2023, NDIS, Fig. 4, Theorem 5)"
     param_docs = {**_R_DOC, **OLSNoise.noise_docs}
 
     def __init__(self, r, eps=None, delta=None, C=None, sigma=None):
@@ -50,7 +50,7 @@ class NoisyOLS(OLSNoise, _NormalLimitLS):
 
 class RelativeOLS(OLSRelativeNoise, _NormalLimitLS):
     name = "m-ols-rel"
-    summary = "M11: M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (seed 004 Fig. 13)"
+    summary = "M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (Lu et al. 2023, NDIS, Fig. 13)"
     param_docs = {**_R_DOC, **OLSRelativeNoise.noise_docs}
 
     def __init__(self, r, eps, delta, C=None, leverage=None, residual=None):

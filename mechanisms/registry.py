@@ -1,4 +1,4 @@
-"""The registry of schemes by name (spec §6 numbering): `names()`, `get(name, **params)`, `describe()`."""
+"""The registry of schemes by name: `names()`, `get(name, **params)`, `describe()`."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ _CLASSES: tuple[type[Mechanism], ...] = (
     GaussianMechanism, GaussianLS, RandomProjection, RandomLinearCombination, ApproximateLeastSquares,
     SheffetLeastSquares, NoisyProjection, NoisyLinearCombination, NoisyOLS, NoisyALS, RPLeastSquares,
     RelativeProjection, RelativeOLS, RelativeALS, ISIT18LeastSquares, SheffetProjection,
-    # other schemes (seeds 001-003); isit18-rp (seed 001 itself) replaces rp.ISIT18Projection, whose
-    # (eps, delta) calibration it keeps as sigma_mode="data"
+    # other schemes (ISIT18, Masking, LTM); isit18-rp (Showkatbakhsh et al. 2018 itself) replaces
+    # rp.ISIT18Projection, whose (eps, delta) calibration it keeps as sigma_mode="data"
     ISIT18AdditiveNoise, ISIT18Projection, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, MaskBlocks,
     LTMGauss, LTMLaplace, LTMLowRank, LTMRidge, LTMLocal,
 )

@@ -1,9 +1,10 @@
-"""Gaussian random projection and the DP schemes that release it (spec §4, §6 M2, M3, M6, M7, M11).
+"""Gaussian random projection and the DP schemes that release it (Lu, Magdon-Ismail, Wei & Zikas
+2023, NDIS: RP, RLC, M_RP, M_RLC, M_RP^rel; and the sketch of Sheffet 2019).
 
-Output layout: the sketch Pi [D; sigma I_d] of shape (r, d) (= (D^T G)^T in seed 004's notation);
-its r rows are i.i.d. N(0, D^T D + sigma^2 I) (seed 004 Cor. 2), i.e. `copies = r` draws of one
+Output layout: the sketch Pi [D; sigma I_d] of shape (r, d) (= (D^T G)^T in the notation of
+NDIS); its r rows are i.i.d. N(0, D^T D + sigma^2 I) (NDIS, Corollary 2), i.e. `copies = r` draws of one
 d-dimensional normal. The fast sampler draws H R with H (r x d) i.i.d. N(0, 1) and
-R^T R = D^T D + sigma^2 I (spec §6.0): O(r d^2) per sample, independent of n. The literal one
+R^T R = D^T D + sigma^2 I (`mechanisms.gram`): O(r d^2) per sample, independent of n. The literal one
 multiplies an r x n Gaussian matrix into D: O(r n d).
 """
 
@@ -16,7 +17,7 @@ from ndis import theory
 from .base import Mechanism
 from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
-from .neighbors import max_leverage_row, row_pair
+from .neighbors import row_pair
 from .sketch import gaussian_sketch
 from ndis.core.validation import as_data, as_int
 
@@ -64,18 +65,18 @@ class _Projection(Mechanism):
         return "rp", {"r": self.r, "ridge": self.noise_scale(as_data(D))}
 
     def worst_neighbor(self, D, relation=None):
-        """The row with the largest leverage in [D; sigma I] (spec §4.5), for remove/zero.
+        """The row with the largest leverage in [D; sigma I] (`theory.max_leverage_row`), for remove/zero.
 
         sigma is computed from D; with data-dependent defaults (C=None, leverage=None) the mechanism
         run on D' may choose another sigma: `fixed_for(D)` pins them to audit one fixed scheme."""
         relation = self._relation(relation)
         D = as_data(D)
-        return row_pair(D, max_leverage_row(D, self.noise_scale(D)), relation)
+        return row_pair(D, theory.max_leverage_row(D, self.noise_scale(D)), relation)
 
 
 class RandomProjection(NoNoise, _Projection):
     name = "rp"
-    summary = "M2: Gaussian random projection Pi D (r x d), Pi i.i.d. N(0,1) (seed 004 Def. 5)"
+    summary = "Gaussian random projection Pi D (r x d), Pi i.i.d. N(0,1) (Lu et al. 2023, NDIS, Definition 5)"
     param_docs = _R_DOC
 
     def __init__(self, r):
@@ -84,7 +85,7 @@ class RandomProjection(NoNoise, _Projection):
 
 class RandomLinearCombination(NoNoise, _Projection):
     name = "rlc"
-    summary = "M3: random linear combination g^T D (1 x d) = RP with r = 1 (seed 004 App. F)"
+    summary = "random linear combination g^T D (1 x d) = RP with r = 1 (Lu et al. 2023, NDIS, Appendix F)"
     param_docs = {}
 
     def __init__(self):
@@ -93,7 +94,7 @@ class RandomLinearCombination(NoNoise, _Projection):
 
 class NoisyProjection(RPNoise, _Projection):
     name = "m-rp"
-    summary = "M6: M_RP, RP of [D; sigma I_d] with sigma = C/sqrt(l*) (seed 004 Fig. 3, Thm 3)"
+    summary = "M_RP, RP of [D; sigma I_d] with sigma = C/sqrt(l*) (Lu et al. 2023, NDIS, Fig. 3, Theorem 3)"
     param_docs = {**_R_DOC, **RPNoise.noise_docs}
 
     def __init__(self, r, eps=None, delta=None, C=None, tight=False, sigma=None):
@@ -102,7 +103,7 @@ class NoisyProjection(RPNoise, _Projection):
 
 class NoisyLinearCombination(RPNoise, _Projection):
     name = "m-rlc"
-    summary = "M7: M_RLC, M_RP with r = 1 (seed 004 Fig. 8, Cor. 7)"
+    summary = "M_RLC, M_RP with r = 1 (Lu et al. 2023, NDIS, Fig. 8, Corollary 7)"
     param_docs = RPNoise.noise_docs
 
     def __init__(self, eps=None, delta=None, C=None, tight=False, sigma=None):
@@ -111,7 +112,7 @@ class NoisyLinearCombination(RPNoise, _Projection):
 
 class RelativeProjection(RPRelativeNoise, _Projection):
     name = "m-rp-rel"
-    summary = "M11: M_RP^rel, plain RP when the leverage l_S <= l*, else M_RP (seed 004 Fig. 12)"
+    summary = "M_RP^rel, plain RP when the leverage l_S <= l*, else M_RP (Lu et al. 2023, NDIS, Fig. 12)"
     param_docs = {**_R_DOC, **RPRelativeNoise.noise_docs}
 
     def __init__(self, r, eps, delta, C=None, leverage=None, tight=False):
@@ -120,7 +121,7 @@ class RelativeProjection(RPRelativeNoise, _Projection):
 
 class SheffetProjection(SheffetNoise, _Projection):
     name = "sheffet-rp"
-    summary = "M5's sketch alone: RP of [D; c2 I_d], Sheffet 2019 ('[15]' in seed 004 Tables I/III)"
+    summary = "the sketch of Sheffet (2019) alone: RP of [D; c2 I_d] ('[15]' in Lu et al. 2023, NDIS, Tables I, III)"
     param_docs = {**_R_DOC, **SheffetNoise.noise_docs}
 
     def __init__(self, r, eps, delta, C=None):

@@ -2,8 +2,8 @@
 
 Pi has i.i.d. N(0, 1) entries (r x (n + d), or r x n when sigma == 0); it is drawn block by block
 so that memory stays bounded at any n (Flight: r n = 3.9e8 entries per sketch). This is the
-algorithm as seeds 000/004 write it (spec §4.1, M1, M5, M6, M12); the fast samplers reproduce its
-law from the Gram matrix alone.
+algorithm as Lu, Magdon-Ismail, Wei & Zikas (2023, OLS-RP, Fig. 1; 2023, NDIS, Fig. 3) write it;
+the fast samplers reproduce its law from the Gram matrix alone.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def gaussian_sketch(D: np.ndarray, r: int, k: int, rng: np.random.Generator, sig
     """k independent sketches Pi [D; sigma I_d], shape (k, r, d).
 
     The appended rows contribute sigma * (the last d columns of Pi), i.e. an independent
-    N(0, sigma^2) matrix added to Pi D (spec M6 step 3: D^T G + G')."""
+    N(0, sigma^2) matrix added to Pi D (M_RP's D^T G + G', NDIS, Fig. 3)."""
     n, d = D.shape
     if k * r * n <= CHUNK_FLOATS:
         out = rng.standard_normal((k, r, n)) @ D

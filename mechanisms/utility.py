@@ -1,4 +1,4 @@
-"""Utility metrics of the source papers (spec §8.3).
+"""Utility metrics of the source papers (Lu, Magdon-Ismail, Wei & Zikas 2023, OLS-RP and NDIS).
 
 Sketches are in this package's layout: S of shape (r, d), or a batch (n, r, d); column j of S is
 the image of column j of D. Each function takes one output or a batch and returns a float or an
@@ -27,7 +27,7 @@ def _unbatch(values: np.ndarray, single: bool):
 
 def pdr(D, S):
     """Pairwise distance ratio: mean over column pairs j < k of ||P_j - P_k|| / ||D_j - D_k||, with
-    P = S / sqrt(r) (spec §8.3; seed 004 Tables I, III). 1 is perfect."""
+    P = S / sqrt(r) (Lu et al. 2023, NDIS, Tables I, III). 1 is perfect."""
     D = as_data(D, min_cols=2)
     S, single = _batch(S, D)
     j, k = np.triu_indices(D.shape[1], 1)
@@ -37,8 +37,8 @@ def pdr(D, S):
 
 def dpr(D, S, biased: bool = False):
     """Dot product ratio: Pearson correlation of the d^2 entries of D^T D and of P^T P, P = S/sqrt(r)
-    (spec §8.3). biased=True gives the papers' variant cov_ddof1 / (std_ddof0 std_ddof0) = Pearson
-    N/(N-1), N = d^2 (spec §9 Q16), which can exceed 1 (Flight: 1.123)."""
+    (NDIS, Tables I, III). biased=True gives the papers' variant cov_ddof1 / (std_ddof0 std_ddof0) = Pearson
+    N/(N-1), N = d^2 (derived here from the papers' code), which can exceed 1 (Flight: 1.123)."""
     D = as_data(D, min_cols=2)
     S, single = _batch(S, D)
     x = (D.T @ D).reshape(-1)
@@ -49,7 +49,7 @@ def dpr(D, S, biased: bool = False):
 
 
 def ls_error(x, x_opt):
-    """Normalised L2 error ||x - x_opt|| / ||x_opt|| of a regression output (seed 004 Tables II, IV);
+    """Normalised L2 error ||x - x_opt|| / ||x_opt|| of a regression output (Lu et al. 2023, NDIS, Tables II, IV);
     x is one solution (p,) or a batch (n, p)."""
     x = np.asarray(x, dtype=float)
     x_opt = np.asarray(x_opt, dtype=float).reshape(-1)
@@ -63,8 +63,8 @@ def ls_error(x, x_opt):
 
 
 def trace_covariance(samples) -> float:
-    """tr Cov(M(D)) estimated from outputs (n, ...) (unbiased, ddof = 1): seed 000's utility
-    "Var(||M(D) - f(D)||_F) ... the sum of the variance of each coordinate" (spec §8.3, §9 Q17)."""
+    """tr Cov(M(D)) estimated from outputs (n, ...) (unbiased, ddof = 1): the utility of Lu et al. (2023, OLS-RP),
+    "Var(||M(D) - f(D)||_F) ... the sum of the variance of each coordinate"."""
     samples = np.asarray(samples, dtype=float)
     if samples.ndim < 1 or samples.shape[0] < 2:
         raise ValueError("trace_covariance needs at least 2 samples")

@@ -1,6 +1,6 @@
 """Exact privacy spectra delta(eps) of Gaussian-output mechanisms (NDIS and its closed forms).
 
-`theory` imports nothing else of this project. Every delta here is computed as ln delta by a
+`theory` imports nothing of ndis but `ndis.core`. Every delta here is computed as ln delta by a
 saddle-point contour integral (`theory.quadratic_loss`), never by subtracting probabilities.
 
 The calibrations and exact pair curves of the other source papers (docs/references.md) live here
@@ -20,15 +20,18 @@ from .quadratic_loss import QuadraticLoss
 from .rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_sigma
 from .sheffet import sheffet_c2
 from .sketching import eq4_variance, laplace_scale, local_variance, min_clients, resampled_sketch_delta
-from .spectrum import Spectrum, pareto_frontier, spectrum
+from .spectrum import Spectrum, spectrum
+from .worst_rows import (data_leverages, leverage_residual, max_als_delta_row, max_leverage_row, max_sensitivity_row,
+                         pareto_frontier)
 
 __all__ = [
-    "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum",
-    "als_delta", "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma",
-    "cor35_sigma", "entry_flip_eigenvalues", "eq4_variance", "gaussian_delta", "gaussian_log_delta",
-    "gaussian_mu", "gaussian_sigma", "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma", "laplace_scale",
-    "leverages", "local_variance", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf", "ols_fit",
-    "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta", "residual_shares", "rp_delta",
-    "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma", "sheffet_c2", "spectrum",
-    "split_regression", "thm32_sigma", "thm34_sigma", "wishart_clt",
+    "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum", "als_delta",
+    "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma", "cor35_sigma",
+    "data_leverages", "entry_flip_eigenvalues", "eq4_variance", "gaussian_delta", "gaussian_log_delta",
+    "gaussian_mu", "gaussian_sigma", "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma",
+    "laplace_scale", "leverage_residual", "leverages", "local_variance", "max_als_delta_row",
+    "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf",
+    "ols_fit", "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta",
+    "residual_shares", "rp_delta", "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma",
+    "sheffet_c2", "spectrum", "split_regression", "thm32_sigma", "thm34_sigma", "wishart_clt",
 ]

@@ -1,8 +1,9 @@
 """Approximate least squares (ALS, Sarlos 2006) with a Gaussian sketch: its asymptotic spectrum.
 
-x_tilde = (Pi B)^+ Pi b tends to N(x_opt, ||w||^2 (B^T B)^{-1} / r) (seed 000 Lemma 1). For D' = D
-minus a record of leverage l and residual share e = w_i^2 / ||w||^2 (spec §5.5, 004 Theorem 4 as
-reconstructed there), with L1 = 1 - l, Q1 = 1 - l - e, Dl = L1^2 - Q1, K0 = (p/2) ln(Q1/L1) - ln(L1)/2,
+x_tilde = (Pi B)^+ Pi b tends to N(x_opt, ||w||^2 (B^T B)^{-1} / r) (Lu, Magdon-Ismail, Wei & Zikas
+2023, OLS-RP, Lemma 1). For D' = D minus a record of leverage l and residual share
+e = w_i^2 / ||w||^2 (Lu et al. 2023, NDIS, Theorem 4; the loss written out here as a quadratic
+form), with L1 = 1 - l, Q1 = 1 - l - e, Dl = L1^2 - Q1, K0 = (p/2) ln(Q1/L1) - ln(L1)/2,
 W ~ chi2_{p-1}, Z ~ N(0, 1):
     under D:   L = e/(2 Q1) W + Dl/(2 Q1) Z^2 + sqrt(r l e) L1/Q1 Z + r l e/(2 Q1) + K0,
     under D':  L = e/(2 L1) W + Dl/(2 L1^2) Z^2 + sqrt(r l e Q1)/L1^2 Z - r l e/(2 L1^2) + K0,
@@ -16,8 +17,8 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from .rp import DIRECTIONS, _check_direction
-from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.curve import check_direction
+from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
 
 def _als_losses(leverage, residual, r, p):
@@ -45,14 +46,14 @@ def _als_losses(leverage, residual, r, p):
 
 def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
     """ln delta(eps) of the ALS limit for a record with leverage l and residual share e (broadcasting)."""
-    _check_direction(direction)
-    arrays = np.broadcast_arrays(*(as_finite_array(v, n) for v, n in
-                                   ((eps, "eps"), (leverage, "leverage"), (residual, "residual"), (r, "r"), (p, "p"))))
+    check_direction(direction)
+    arrays = np.broadcast_arrays(as_eps(eps), *(as_finite_array(v, n) for v, n in
+                                                ((leverage, "leverage"), (residual, "residual"), (r, "r"), (p, "p"))))
     e_, l_, res_, r_, p_ = (a.reshape(-1) for a in arrays)
     if np.any((l_ < 0) | (res_ < 0)):
         raise ValueError("leverage and residual share must be non-negative")
     if np.any(l_ + res_ >= 1):
-        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], seed 004 Prop. 4)")
+        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], Lu et al. 2023, NDIS, Proposition 4)")
     if np.any((p_ < 1) | (p_ != np.round(p_))):
         raise ValueError("p (columns of B) must be a positive integer")
     if np.any(r_ <= p_):
@@ -68,7 +69,7 @@ def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
 
 
 def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
-    """phi_{eps,r,p}(l, e): the asymptotic ALS spectrum for one record (spec §5.5, 004 Def. 13).
+    """phi_{eps,r,p}(l, e): the asymptotic ALS spectrum for one record (Lu et al. 2023, NDIS, Definition 13).
 
     p = number of columns of B (intercept included); direction "forward", "reverse" or "max"."""
     like = next((v for v in (eps, leverage, residual, r, p) if np.ndim(v)), eps)
@@ -76,14 +77,16 @@ def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
 
 
 def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
-    """sigma of M_OLS / M_ALS (seed 004 Fig. 4, Thm 5; spec §6 M8): the smallest sigma (sigma^2 > 2 C^2)
+    """sigma of M_OLS / M_ALS (Lu et al. 2023, NDIS, Fig. 4 and Theorem 5): the smallest sigma (sigma^2 > 2 C^2)
     with phi(C^2/sigma^2, C^2/sigma^2) <= delta, since appending sigma I caps every data row's l and e
     at C^2/sigma^2.
 
-    Theorem 5 relies on phi increasing in l and e (a conjecture, spec §9 Q9). Guard: phi is also
+    Theorem 5 relies on phi increasing in l and e (assumed, not proved, there). Guard: phi is also
     evaluated on a guard_grid x guard_grid grid of (l, e) below the cap; if any exceeds delta, sigma
     is calibrated against the grid maximum instead."""
     eps = float(as_finite_array(eps, "eps"))
+    if eps < 0:
+        raise ValueError(f"eps must be non-negative, got {eps}")
     goal = float(np.log(check_probability(delta)))
     C = float(as_finite_array(C, "C"))
     if C <= 0:

@@ -1,4 +1,5 @@
-"""The exact finite-r spectrum of ALS with a Gaussian sketch (beyond the papers; spec §5.3).
+"""The exact finite-r spectrum of ALS with a Gaussian sketch (derived here, beyond the papers,
+which use its normal limit).
 
 w is orthogonal to col(B), so Pi B and Pi w are independent: given W = (Pi B)^T Pi B ~ Wishart_p(r, M),
 x_tilde - x_opt ~ N(0, ||w||^2 W^{-1}); marginally x_tilde is multivariate t with nu = r - p + 1
@@ -20,24 +21,18 @@ import numpy as np
 from scipy import linalg, stats
 
 from .leverage import augment, ols_fit, split_regression
-from ndis.core.validation import as_finite_array
+from ndis.core.curve import Curve
+from ndis.core.validation import as_data, as_eps
 
 
-@dataclass
-class ExactALSSpectrum:
+@dataclass(frozen=True)
+class ExactALSSpectrum(Curve):
     """Monte-Carlo spectrum of the exact ALS law: estimates and (1 - alpha) intervals per eps."""
 
-    eps: np.ndarray
-    forward: np.ndarray
-    reverse: np.ndarray
     forward_interval: tuple[np.ndarray, np.ndarray]
     reverse_interval: tuple[np.ndarray, np.ndarray]
     confidence: float
     n_samples: int
-
-    @property
-    def delta(self) -> np.ndarray:
-        return np.maximum(self.forward, self.reverse)
 
     @property
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
@@ -93,10 +88,10 @@ def _estimate(first, second, eps, n, rng, chunk):
 def als_exact_delta(eps, D, row: int, r: int, n_samples: int = 10**6, seed=None,
                     confidence: float = 0.95, ridge: float = 0.0) -> ExactALSSpectrum:
     """Exact spectrum of ALS (Gaussian sketch, r rows) between D and D minus `row` (or row zeroed:
-    the same law, spec §1.1), both directions, by Monte Carlo of the exact t-law privacy loss with
-    normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
-    eps = as_finite_array(eps, "eps").reshape(-1)
-    D = as_finite_array(D, "D")
+    the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo
+    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
+    eps = as_eps(eps).reshape(-1)
+    D = as_data(D, min_cols=2)
     if not 0 <= row < D.shape[0]:
         raise ValueError(f"row must be in [0, {D.shape[0]}), got {row}")
     if r <= D.shape[1]:

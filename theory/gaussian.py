@@ -1,8 +1,9 @@
-"""The analytic Gaussian mechanism (Balle & Wang 2018; seed 004 App. C, Prop. 5-7, Cor. 4).
+"""The analytic Gaussian mechanism (Balle & Wang 2018; Lu, Magdon-Ismail, Wei & Zikas
+2023, NDIS, Appendix C, Propositions 5-7, Corollary 4).
 
 For outputs N(m, sigma^2 I) and N(m', sigma^2 I) with mu = ||m - m'|| / sigma the privacy loss is
-L ~ N(mu^2/2, mu^2) and delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (spec §3.1),
-evaluated here without that subtraction by the contour integral of `theory.quadratic_loss`.
+L ~ N(mu^2/2, mu^2) and delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang
+2018, Theorem 8), evaluated here without that subtraction by the contour integral of `theory.quadratic_loss`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
 
 def gaussian_log_delta(eps, mu):
     """ln delta(eps) of the Gaussian mechanism with mu = sensitivity / sigma (broadcasting)."""
-    eps_arr, mu_arr = np.broadcast_arrays(as_finite_array(eps, "eps"), as_finite_array(mu, "mu"))
+    eps_arr, mu_arr = np.broadcast_arrays(as_eps(eps), as_finite_array(mu, "mu"))
     if np.any(mu_arr < 0):
         raise ValueError("mu = sensitivity / sigma must be non-negative")
     flat_mu = mu_arr.reshape(-1)
@@ -26,14 +27,14 @@ def gaussian_log_delta(eps, mu):
 
 
 def gaussian_delta(eps, mu):
-    """delta(eps) of the Gaussian mechanism, mu = sensitivity / sigma (spec §3.1)."""
+    """delta(eps) of the Gaussian mechanism, mu = sensitivity / sigma (Balle & Wang 2018, Theorem 8)."""
     log = gaussian_log_delta(eps, mu)
     return scalar_or_array(np.exp(np.asarray(log)), eps if np.ndim(eps) else mu)
 
 
 def gaussian_mu(eps: float, delta: float) -> float:
     """The unique mu = sensitivity / sigma with delta(eps; mu) = delta (delta increases with mu,
-    seed 004 Prop. 6): root of ln delta(eps; mu) - ln delta by Brent's method."""
+    Lu et al. 2023, NDIS, Proposition 6): root of ln delta(eps; mu) - ln delta by Brent's method."""
     eps = float(as_finite_array(eps, "eps"))
     delta = float(check_probability(delta))
     if eps < 0:
@@ -50,7 +51,7 @@ def gaussian_mu(eps: float, delta: float) -> float:
 
 def gaussian_sigma(eps, delta, sensitivity=1.0):
     """Smallest sigma for which sensitivity-bounded queries plus N(0, sigma^2 I) are (eps, delta)-DP:
-    sigma = sensitivity / mu*(eps, delta) (analytic calibration, spec §3.1 / M4 step 2b)."""
+    sigma = sensitivity / mu*(eps, delta) (the analytic calibration of Balle & Wang 2018)."""
     sensitivity = float(as_finite_array(sensitivity, "sensitivity"))
     if sensitivity <= 0:
         raise ValueError(f"sensitivity must be positive, got {sensitivity}")
@@ -58,7 +59,8 @@ def gaussian_sigma(eps, delta, sensitivity=1.0):
 
 
 def classic_gaussian_sigma(eps, delta, sensitivity=1.0) -> float:
-    """The classic calibration sigma = sensitivity sqrt(2 ln(1.25/delta)) / eps (Dwork-Roth; seed 000 Prop. 2)."""
+    """The classic calibration sigma = sensitivity sqrt(2 ln(1.25/delta)) / eps (Dwork & Roth 2014,
+    Theorem 3.22; Lu et al. 2023, OLS-RP, Proposition 2)."""
     eps = float(as_finite_array(eps, "eps"))
     delta = float(check_probability(delta))
     if eps <= 0:

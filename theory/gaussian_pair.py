@@ -1,7 +1,8 @@
 """Exact privacy spectrum of a pair of multivariate Gaussians (the NDIS theorem).
 
-NDIS (seed 000 Lemma 2 = seed 004 Theorem 1): for P = N(mean1, cov1), Q = N(mean2, cov2) the privacy
-loss L = ln p/q under P is a quadratic form of a standard normal vector. We diagonalise it with the
+NDIS (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS, Theorem 1; OLS-RP, Lemma 2): for
+P = N(mean1, cov1), Q = N(mean2, cov2) the privacy loss L = ln p/q under P is a quadratic form of a
+standard normal vector. We diagonalise it with the
 generalised symmetric eigenproblem (cov1 - cov2) v = a cov2 v, V^T cov2 V = I: in the coordinates
 u = V^T (x - mean2) both laws are products, Q_j = N(0, 1) and P_j = N(m_j, 1 + a_j) with m = V^T dmean,
 so that (each coordinate, z_j ~ N(0, 1))
@@ -20,7 +21,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from ndis.core.validation import as_finite_array, scalar_or_array
+from ndis.core.validation import as_eps, as_finite_array, scalar_or_array
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def _group(weight: np.ndarray, linear: np.ndarray, copies: int):
 class GaussianPair:
     """P = N(mean1, cov1), Q = N(mean2, cov2) (each repeated `copies` times, i.i.d.).
 
-    `delta(eps)` is delta_{P||Q}(eps) = sup_S P(S) - e^eps Q(S) (seed 004 Def. 1), exact to ~1e-12
+    `delta(eps)` is delta_{P||Q}(eps) = sup_S P(S) - e^eps Q(S) (Lu et al. 2023, NDIS,
+    Definition 1), exact to ~1e-12
     relative for every representable value; `reverse()` gives Q||P.
     """
 
@@ -119,7 +121,8 @@ class GaussianPair:
 
     @staticmethod
     def _common_support(cov1, cov2, shift):
-        """Restrict to the common affine support (prior-art-theory §5): (cov1, cov2, shift) in a basis
+        """Restrict to the common affine support (derived here: outside it one law has mass
+        the other lacks): (cov1, cov2, shift) in a basis
         of it, or (None, None, None) when the supports differ (then delta = 1 in both directions)."""
         vals1, vecs1 = _check_covariance(cov1, "cov1")
         vals2, vecs2 = _check_covariance(cov2, "cov2")
@@ -158,7 +161,7 @@ class GaussianPair:
     # -- the spectrum -----------------------------------------------------------------------------
     def log_delta(self, eps):
         """ln delta_{P||Q}(eps), no underflow; -inf where delta = 0. Any shape and order of eps."""
-        eps_arr = as_finite_array(eps, "eps")
+        eps_arr = as_eps(eps)
         if self.loss is None:
             return scalar_or_array(np.zeros(eps_arr.shape), eps)
         flat = eps_arr.reshape(-1)
@@ -193,10 +196,10 @@ class GaussianPair:
         return optimize.brentq(excess, hi / 2 if hi > 1 else 0.0, hi, xtol=1e-13, rtol=1e-14)
 
     def delta_mc(self, eps, n_samples: int, seed=None, confidence: float = 0.99):
-        """The NDIS Monte-Carlo estimator (seed 004 Fig. 2 + Corollary 1): the mean of
+        """The NDIS Monte-Carlo estimator (Lu et al. 2023, NDIS, Fig. 2 and Corollary 1): the mean of
         (1 - e^{eps - L})_+ over n_samples draws of L under P, and its Hoeffding radius
         sqrt(ln(2/gamma) / (2 n)) at confidence 1 - gamma. Returns (estimate, radius)."""
-        eps_arr = as_finite_array(eps, "eps").reshape(-1)
+        eps_arr = as_eps(eps).reshape(-1)
         if n_samples < 1:
             raise ValueError(f"n_samples must be positive, got {n_samples}")
         if not 0 < confidence < 1:

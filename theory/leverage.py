@@ -1,6 +1,10 @@
-"""Leverages, residual shares and OLS sensitivities of a regression dataset (spec §1.4, §3.3).
+"""Leverages, residual shares and OLS sensitivities of a regression dataset D = [B, b].
 
-All from one thin QR factorisation B = Q R (O(n p^2)); the n x n hat matrix is never formed.
+Notation of Lu, Magdon-Ismail, Wei & Zikas (2023, NDIS), Sec. 5: the leverage l_i of record i in B
+and its residual share e_i = w_i^2 / ||w||^2, w = b - B x_opt. All come from one thin QR
+factorisation B = Q R (O(n p^2)); the n x n hat matrix is never formed. The factorisation is kept
+with a validated dataset (`ndis.core.validation.memo`), so every quantity of one dataset, and of the
+same dataset with the same appended rows, shares a single QR.
 """
 
 from __future__ import annotations
@@ -8,15 +12,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ndis.core.validation import as_finite_array
+from ndis.core.validation import as_data, as_finite_array, memo, register
 
 _RANK_TOL = 1e-12     # smallest singular value of R relative to the largest that counts as full rank
 
 
-def _qr(X: np.ndarray, name: str):
-    X = as_finite_array(X, name)
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (rows = records), got shape {X.shape}")
+def _factor(X: np.ndarray, name: str):
+    """(Q, R) of the thin QR of a validated X, checked to have full column rank."""
     n, p = X.shape
     if n <= p:
         raise ValueError(f"{name} needs more rows than columns, got {n} x {p}")
@@ -30,18 +32,23 @@ def _qr(X: np.ndarray, name: str):
     return Q, R
 
 
+def _qr(X, name: str):
+    """The thin QR of X, computed once per validated array."""
+    X = as_data(X, name)
+    return memo(X, "qr", lambda X: _factor(X, name))
+
+
 def leverages(X) -> np.ndarray:
-    """l_i = (X (X^T X)^{-1} X^T)_ii = ||Q_i||^2 from the thin QR of X (spec §1.4, Fact 1)."""
+    """l_i = (X (X^T X)^{-1} X^T)_ii = ||Q_i||^2 from the thin QR of X."""
     Q, _ = _qr(X, "X")
     return np.einsum("ij,ij->i", Q, Q)
 
 
 def split_regression(D) -> tuple[np.ndarray, np.ndarray]:
-    """(B, b) from a regression dataset D = [B, b] (last column = label)."""
-    D = as_finite_array(D, "D")
-    if D.ndim != 2 or D.shape[1] < 2:
-        raise ValueError(f"a regression dataset D = [B, b] needs at least 2 columns, got shape {D.shape}")
-    return D[:, :-1], D[:, -1]
+    """(B, b) from a regression dataset D = [B, b] (last column = label); the same two arrays for
+    every call on one validated D."""
+    D = as_data(D, min_cols=2)
+    return memo(D, "split", lambda D: (register(D[:, :-1]), register(D[:, -1])))
 
 
 def ols_fit(B, b):
@@ -57,7 +64,7 @@ def ols_fit(B, b):
 
 
 def residual_shares(B, b) -> np.ndarray:
-    """e_i = w_i^2 / ||w||^2, the normalised squared OLS residual of each record (spec §1.4, seed 004)."""
+    """e_i = w_i^2 / ||w||^2, the normalised squared OLS residual of each record (Lu et al. 2023, NDIS)."""
     _, w, _, _ = ols_fit(B, b)
     total = float(w @ w)
     if total <= 1e-28 * float(np.dot(b, b)):
@@ -67,7 +74,7 @@ def residual_shares(B, b) -> np.ndarray:
 
 def ols_sensitivities(B, b) -> np.ndarray:
     """||x_opt(D) - x_opt(D minus row i)||_2 = |w_i| ||M^{-1} v_i|| / (1 - l_i) for every row i
-    (Sherman-Morrison, seed 000 Props. 7-9, spec §3.3); the same for the zero-out neighbour."""
+    (Sherman-Morrison; Lu et al. 2023, OLS-RP, Propositions 7-9); the same for the zero-out neighbour."""
     _, w, Q, R = ols_fit(B, b)
     lev = np.einsum("ij,ij->i", Q, Q)
     if np.any(lev >= 1 - 1e-12):
@@ -77,6 +84,9 @@ def ols_sensitivities(B, b) -> np.ndarray:
 
 
 def augment(D, sigma: float) -> np.ndarray:
-    """[D; sigma I_d]: the public regularisation rows that M_RP / M_OLS / Sheffet append (spec §6.0)."""
-    D = as_finite_array(D, "D")
-    return np.vstack([D, sigma * np.eye(D.shape[1])]) if sigma else D
+    """[D; sigma I_d]: the public rows that M_RP, M_OLS (Lu et al. 2023, NDIS, Figs. 3-4) and Sheffet
+    (2019) append; D itself when sigma == 0. One array per (validated D, sigma)."""
+    D = as_data(D)
+    if not sigma:
+        return D
+    return memo(D, ("augment", float(sigma)), lambda D: register(np.vstack([D, sigma * np.eye(D.shape[1])])))

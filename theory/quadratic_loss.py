@@ -1,7 +1,7 @@
 """Exact privacy profile of a privacy loss that is a quadratic form of a standard normal vector.
 
 For every pair of Gaussians (and the RP / ALS / Gaussian-mechanism closed forms) the privacy loss
-L = ln p(X)/q(X), X ~ P, has the law (spec ndis-als-rp.md §2.3)
+L = ln p(X)/q(X), X ~ P, has the law (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS, Theorem 1)
 
     L = offset + sqrt(normal_var) Z_0 + sum_j [ weight_j ||Z_j||^2 + sqrt(linear_j) Z_j1 ],
 
@@ -14,7 +14,7 @@ delta_{P||Q}(eps) = E[(1 - e^{eps - L})_+] is the inverse Laplace transform
 
     delta(eps) = (1 / 2 pi i) int_{c - i inf}^{c + i inf} exp(K(z) - z eps) / (z (z + 1)) dz,   0 < c < z_max,
 
-(spec prior-art-theory.md §5). We integrate through the saddle point of
+(the Laplace inversion of delta, derived here; docs/theory.md, Method). We integrate through the saddle point of
 g(z) = K(z) - z eps - ln z - ln(1 + z) along a parabola z = c + alpha y^2 + i y bent towards the
 half-plane where the integrand decays, factor out e^{g(c)} and return ln delta = g(c) + ln(I / pi):
 no subtraction of probabilities, relative accuracy for every representable ln delta.

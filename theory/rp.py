@@ -1,6 +1,7 @@
 """Gaussian random projection RP(D) = D^T G (G: n x r standard normal) and its calibration.
 
-For D' = D minus a row of leverage l (seed 004 Theorem 2 as reconstructed in spec §4.2-4.3), with
+For D' = D minus a row of leverage l (Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS,
+Theorem 2; the loss written out here as a scaled chi-square), with
 Y ~ chi2_r, the privacy loss is
     forward (D || D'):  L = l / (2 (1 - l)) Y + (r/2) ln(1 - l),
     reverse (D' || D): -L with L = (l / 2) Y + (r/2) ln(1 - l),
@@ -15,20 +16,14 @@ import numpy as np
 from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
-
-DIRECTIONS = ("forward", "reverse", "max")
-
-
-def _check_direction(direction: str) -> None:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+from ndis.core.curve import check_direction
+from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
 
 def rp_log_delta(eps, leverage, r, direction: str = "max"):
     """ln delta(eps) of RP for a removed row of the given leverage (broadcasting eps, leverage, r)."""
-    _check_direction(direction)
-    eps_a, lev_a, r_a = np.broadcast_arrays(as_finite_array(eps, "eps"), as_finite_array(leverage, "leverage"), as_finite_array(r, "r"))
+    check_direction(direction)
+    eps_a, lev_a, r_a = np.broadcast_arrays(as_eps(eps), as_finite_array(leverage, "leverage"), as_finite_array(r, "r"))
     if np.any((lev_a < 0) | (lev_a >= 1)):
         raise ValueError("leverage must lie in [0, 1); a row of leverage 1 makes D' rank-deficient (delta = 1)")
     if np.any((r_a < 1) | (r_a != np.round(r_a))):
@@ -47,17 +42,18 @@ def rp_log_delta(eps, leverage, r, direction: str = "max"):
 
 
 def rp_delta(eps, leverage, r, direction: str = "max"):
-    """delta(eps) of Gaussian RP (r columns; RLC: r = 1) for a removed row of leverage l (spec §4.3).
+    """delta(eps) of Gaussian RP (r columns; RLC: r = 1) for a removed row of leverage l
+    (Lu et al. 2023, NDIS, Theorem 2).
 
-    direction: "forward" (D || D'), "reverse" (D' || D) or "max" (the spectrum; forward dominates, §4.4)."""
+    direction: "forward" (D || D'), "reverse" (D' || D) or "max" (the spectrum, the larger of the two)."""
     like = eps if np.ndim(eps) else (leverage if np.ndim(leverage) else r)
     return scalar_or_array(np.exp(np.asarray(rp_log_delta(eps, leverage, r, direction))), like)
 
 
 def rp_leverage_threshold(eps, delta, r) -> float:
     """l*(eps, delta, r): the leverage with delta_fwd(eps; l*, r) = delta. The forward spectrum increases
-    with l (seed 004 Prop. 3), so RP is (eps, delta)-DP on databases whose rows have leverage <= l*.
-    Root of ln delta(l) - ln delta in logit(l) (spec §4.5)."""
+    with l (Lu et al. 2023, NDIS, Proposition 3), so RP is (eps, delta)-DP on databases whose rows have leverage <= l*.
+    Root of ln delta(l) - ln delta in logit(l)."""
     eps = float(as_finite_array(eps, "eps"))
     goal = float(np.log(check_probability(delta)))
     if eps < 0:
@@ -67,9 +63,10 @@ def rp_leverage_threshold(eps, delta, r) -> float:
 
 
 def rp_sigma(eps, delta, r, C, tight: bool = False) -> float:
-    """Noise scale of M_RP (seed 004 Fig. 3, Thm 3): appending sigma I_d to D caps every data row's
-    leverage at C^2 / sigma^2, so sigma = C / sqrt(l*). With tight=True the valid smaller choice
-    sigma = C sqrt(1/l* - 1) (regularised leverage <= C^2 / (C^2 + sigma^2), spec M6)."""
+    """Noise scale of M_RP (Lu et al. 2023, NDIS, Fig. 3 and Theorem 3): appending sigma I_d to D caps
+    every data row's leverage at C^2 / sigma^2, so sigma = C / sqrt(l*). With tight=True the valid
+    smaller choice sigma = C sqrt(1/l* - 1) (derived here: a row of norm <= C has leverage
+    <= C^2 / (C^2 + sigma^2) in [D; sigma I])."""
     C = float(as_finite_array(C, "C"))
     if C <= 0:
         raise ValueError(f"the row-norm bound C must be positive, got {C}")

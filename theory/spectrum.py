@@ -1,19 +1,16 @@
 """Dataset-level privacy spectra: the worst neighbouring pair of a dataset and its exact curve.
 
-A spectrum is the pointwise maximum over the dataset's neighbours D' (and both directions) of
-delta_{M(D), M(D')}(eps) (spec §1.3). For the closed-form families the scan over all n rows is
-vectorised and uses the monotonicity results of the papers:
-
-* ``rp`` / ``rlc`` (seed 004 Thm 2, Prop. 3): increasing in the removed row's leverage, so only the
-  max-leverage row is evaluated;
-* ``als`` (seed 004 Thm 4; spec §5.6): increasing in leverage l and residual share e (conjectured,
-  checked numerically), so only the Pareto frontier of {(l_i, e_i)} is evaluated;
-* ``gaussian-ls`` (x_opt + N(0, sigma^2 I), seed 000 Prop. 1, 004 Prop. 6): increasing in the OLS
-  sensitivity, so the row with the largest ||x_opt - x'_opt|| is evaluated.
+A spectrum is the pointwise maximum over the dataset's neighbours D' (and both orders of the pair) of
+delta_{M(D)||M(D')}(eps) (the privacy spectrum of Lu, Magdon-Ismail, Wei & Zikas 2023, NDIS; the
+privacy profile of Balle, Barthe & Gaboardi 2020). For the closed-form families the scan over all
+n rows is vectorised: `theory.worst_rows` gives the candidate rows of ``rp`` / ``rlc`` (NDIS,
+Theorem 2), ``als`` (NDIS, Theorem 4) and ``gaussian-ls`` (x_opt + N(0, sigma^2 I); Lu et al. 2023,
+OLS-RP, Proposition 1).
 
 ``ridge`` > 0 means the mechanism runs on [D; ridge I] (M_RP, M_OLS, M_ALS, Sheffet's scheme): the
 appended rows are public and never removed. The ``remove`` and ``zero`` relations give the same
-spectrum for all these schemes (spec §1.1). Any other mechanism with an ``output_law`` is handled
+spectrum for all these schemes (derived here: their output laws depend on D only through sums over
+rows, to which a zero row adds nothing). Any other mechanism with an ``output_law`` is handled
 generically through `GaussianPair`.
 """
 
@@ -26,41 +23,35 @@ import numpy as np
 from .als import als_delta
 from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair
-from .leverage import augment, leverages, ols_fit, ols_sensitivities, split_regression
+from .leverage import ols_sensitivities, split_regression
 from .rp import rp_delta
-from ndis.core.validation import as_finite_array
+from .worst_rows import data_leverages, leverage_residual, max_leverage_row, max_sensitivity_row, pareto_frontier
+from ndis.core.curve import Curve
+from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
+from ndis.core.validation import as_data, as_eps_grid
 
 FAMILIES = ("rp", "rlc", "als", "gaussian-ls")
-RELATIONS = ("remove", "zero")
 
 
-@dataclass
-class Spectrum:
-    """delta(eps) = max(forward, reverse) of the worst neighbouring pair, per eps."""
+@dataclass(frozen=True)
+class Spectrum(Curve):
+    """The curve (forward, reverse, delta = their max) of the worst neighbouring pair, per eps."""
 
-    eps: np.ndarray
-    delta: np.ndarray
-    forward: np.ndarray
-    reverse: np.ndarray
     row: np.ndarray                      # index of the worst removed row, per eps
     neighbor: str
     mechanism: str
     exact: bool                          # False when the curve is that of an asymptotic normal law
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "row", np.asarray(self.row))
+
     @property
     def worst_row(self) -> int:
         """The row that is worst at the most eps grid points."""
         values, counts = np.unique(self.row, return_counts=True)
         return int(values[np.argmax(counts)])
-
-
-def pareto_frontier(leverage: np.ndarray, residual: np.ndarray) -> np.ndarray:
-    """Indices of the rows not dominated in both leverage and residual share (O(n log n))."""
-    order = np.lexsort((-residual, -leverage))            # by leverage, then residual, descending
-    best = np.maximum.accumulate(residual[order])
-    keep = np.concatenate([[True], residual[order][1:] > best[:-1]])
-    return np.sort(order[keep])
 
 
 def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
@@ -78,29 +69,24 @@ def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
 
 
 def _max_over_rows(eps, rows, forward, reverse) -> tuple:
-    """Pointwise max over rows (axis 0) of max(forward, reverse)."""
-    both = np.maximum(forward, reverse)
-    worst = np.argmax(both, axis=0)
+    """(forward, reverse, row) per eps of the row (axis 0) whose curve max(forward, reverse) is largest."""
+    worst = np.argmax(Curve(np.broadcast_to(eps, forward.shape), forward, reverse).delta, axis=0)
     pick = lambda a: a[worst, np.arange(eps.size)]
-    return pick(both), pick(forward), pick(reverse), rows[worst]
+    return pick(forward), pick(reverse), rows[worst]
 
 
 def _rp(D, eps, rows, r, ridge):
-    lev = leverages(augment(D, ridge))[: D.shape[0]]
-    chosen = _select(rows, np.array([int(np.argmax(lev))]), D.shape[0])
+    lev = data_leverages(D, ridge)
+    chosen = _select(rows, np.array([max_leverage_row(D, ridge)]), D.shape[0])
     fwd = rp_delta(eps[None, :], lev[chosen, None], r, "forward")
     rev = rp_delta(eps[None, :], lev[chosen, None], r, "reverse")
     return _max_over_rows(eps, chosen, fwd, rev), {"leverage": lev[chosen].tolist()}, True
 
 
 def _als(D, eps, rows, r, ridge, exact):
-    B, b = split_regression(augment(D, ridge))
-    _, w, Q, _ = ols_fit(B, b)
-    n = D.shape[0]
-    lev = np.einsum("ij,ij->i", Q, Q)[:n]
-    res = (w**2 / float(w @ w))[:n]
-    chosen = _select(rows, pareto_frontier(lev, res), n)
-    p = B.shape[1]
+    lev, res = leverage_residual(D, ridge)
+    chosen = _select(rows, pareto_frontier(lev, res), D.shape[0])
+    p = D.shape[1] - 1
     fwd = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "forward")
     rev = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "reverse")
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
@@ -108,19 +94,10 @@ def _als(D, eps, rows, r, ridge, exact):
 
 
 def _gaussian_ls(D, eps, rows, sigma):
-    B, b = split_regression(D)
-    sens = ols_sensitivities(B, b)
-    chosen = _select(rows, np.array([int(np.argmax(sens))]), D.shape[0])
+    sens = ols_sensitivities(*split_regression(D))
+    chosen = _select(rows, np.array([max_sensitivity_row(D)]), D.shape[0])
     curve = gaussian_delta(eps[None, :], sens[chosen, None] / sigma)
     return _max_over_rows(eps, chosen, curve, curve), {"sensitivity": sens[chosen].tolist()}, True
-
-
-def _remove(D: np.ndarray, row: int, neighbor: str) -> np.ndarray:
-    if neighbor == "zero":
-        out = D.copy()
-        out[row] = 0.0
-        return out
-    return np.delete(D, row, axis=0)
 
 
 def _generic(mechanism, D, eps, rows, neighbor):
@@ -136,7 +113,7 @@ def _generic(mechanism, D, eps, rows, neighbor):
             raise ValueError("rows='worst' needs a mechanism with a worst_neighbor helper; pass row indices")
         pairs = [found]
     else:
-        pairs = [(int(i), _remove(D, int(i), neighbor)) for i in _select(rows, np.arange(0), D.shape[0])]
+        pairs = [(int(i), make(D, neighbor, int(i))) for i in _select(rows, np.arange(0), D.shape[0])]
     fwd, rev = [], []
     for _, neighbour_data in pairs:
         pair = GaussianPair.from_laws(law, mechanism.output_law(neighbour_data))
@@ -162,24 +139,25 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
 
     mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
-    (r, ridge, sigma; for "als" also exact=True when the output IS that normal, as for M_OLS), or a mechanism object: one whose ``spectrum_model(D)`` returns
-    (family, params) uses the closed forms, any other needs ``output_law`` (and ``worst_neighbor`` for
-    rows="worst"). rows: "worst" (default), "all", or row indices. The returned delta is the
-    pointwise maximum over the chosen rows and both directions.
+    (r, ridge, sigma; for "als" also exact=True when the output IS that normal, as for M_OLS), or a
+    mechanism object: one whose ``spectrum_model(D)`` returns (family, params) uses the closed
+    forms, any other needs ``output_law`` (and ``worst_neighbor`` for rows="worst"). rows: "worst"
+    (default), "all", or row indices. eps: a grid of finite values (negative allowed,
+    `core.validation.as_eps_grid`). The result is a `core.curve.Curve`: forward and reverse of the
+    worst chosen row per eps, and delta = their maximum.
     """
-    D = as_finite_array(D, "D")
-    eps = as_finite_array(eps, "eps").reshape(-1)
+    D = as_data(D)
+    eps = as_eps_grid(eps)
     family, params = _family(mechanism, D, dict(params))
     name = family or getattr(mechanism, "name", type(mechanism).__name__)
     if family is None:
-        if neighbor not in ("remove", "zero", "replace", "entry"):
-            raise ValueError(f"unknown neighbour relation {neighbor!r}")
-        (delta, fwd, rev, row), details, exact = _generic(mechanism, D, eps, rows, neighbor)
+        check_relation(neighbor)
+        (fwd, rev, row), details, exact = _generic(mechanism, D, eps, rows, neighbor)
     else:
         if family not in FAMILIES:
             raise ValueError(f"unknown mechanism family {family!r}; closed forms exist for {FAMILIES}")
-        if neighbor not in RELATIONS:
-            raise ValueError(f"the {family} closed form covers the neighbour relations {RELATIONS}, not {neighbor!r}")
+        if neighbor not in ROW_RELATIONS:
+            raise ValueError(f"the {family} closed form covers the neighbour relations {ROW_RELATIONS}, not {neighbor!r}")
         ridge = float(params.get("ridge", 0.0))
         if family in ("rp", "rlc"):
             r = 1 if family == "rlc" else int(params.get("r", 0))
@@ -196,6 +174,6 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
             if sigma <= 0:
                 raise ValueError("gaussian-ls needs a noise scale sigma > 0")
             result = _gaussian_ls(D, eps, rows, sigma)
-        (delta, fwd, rev, row), details, exact = result
+        (fwd, rev, row), details, exact = result
         details.update({k: v for k, v in params.items()})
-    return Spectrum(eps, delta, fwd, rev, np.asarray(row), neighbor, name, exact, details)
+    return Spectrum(eps, fwd, rev, row, neighbor, name, exact, details)

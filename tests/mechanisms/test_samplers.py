@@ -81,7 +81,7 @@ def test_output_law_moments(data, name, params):
     cov = law.cov
     if not law.exact:
         # ALS: the law is the asymptotic N(x_opt, ||w||^2 M^{-1}/r); the exact covariance of the
-        # multivariate t (spec §5.3) is that times r / (r - p - 1).
+        # multivariate t (`theory.als_exact`) is that times r / (r - p - 1).
         p = law.mean.size
         cov = cov * mech.r / (mech.r - p - 1)
     assert moments_match(vectors, law.mean, cov) == []

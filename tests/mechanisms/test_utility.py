@@ -1,4 +1,4 @@
-"""Utility metrics of spec §8.3 on tiny hand-checkable inputs."""
+"""Utility metrics of Lu et al. (2023, OLS-RP, NDIS) on tiny hand-checkable inputs."""
 
 import numpy as np
 import pytest

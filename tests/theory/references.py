@@ -43,7 +43,7 @@ def chi2_cdf_mp(r, t):
 
 
 def rp_delta_mp(eps, leverage, r, direction: str, dps: int = DPS):
-    """RP of a row of leverage l, chi-square forms of spec ndis-als-rp §4.3 (Y ~ chi2_r):
+    """RP of a row of leverage l, chi-square forms of Lu et al. (2023, NDIS), Theorem 2 (Y ~ chi2_r):
     forward  = Pr[Y >= 2(1-l) a+/l] - e^eps Pr[Y >= 2 a+/l],       a+ = eps - (r/2) ln(1-l);
     reverse  = Pr[Y <= 2 a-/l] - e^eps Pr[Y <= 2(1-l) a-/l] (a- > 0, else 0), a- = -eps - (r/2) ln(1-l).
     Valid for negative eps too (a threshold <= 0 gives probability 1 resp. 0)."""
@@ -62,7 +62,7 @@ def rp_delta_mp(eps, leverage, r, direction: str, dps: int = DPS):
 
 
 def rlc_erf_delta_mp(eps, leverage, direction: str, dps: int = DPS):
-    """The r = 1 (RLC) erf forms of seed 000 Lemma 10 (spec §4.3), an oracle independent of gammainc."""
+    """The r = 1 (RLC) erf forms of Lu et al. (2023, OLS-RP), Lemma 10, an oracle independent of gammainc."""
     with mp.workdps(dps):
         eps, l = mp.mpf(eps), mp.mpf(leverage)
         if direction == "forward":

@@ -27,7 +27,7 @@ def least_squares(D):
 
 def als_pair(D, i, r):
     """P = N(x_opt, ||w||^2 M^-1 / r) on D and Q = N(x'_opt, ||w'||^2 M'^-1 / r) on D minus row i
-    (seed 000 Lemma 1 / spec §5.4), plus the leverage l_i and residual share e_i of row i in D."""
+    (Lu et al. 2023, OLS-RP, Lemma 1), plus the leverage l_i and residual share e_i of row i in D."""
     x, w, M_inv = least_squares(D)
     xd, wd, Md_inv = least_squares(np.delete(D, i, axis=0))
     B = D[:, :-1]
@@ -106,7 +106,7 @@ def test_gaussian_pair_matches_als_on_cancer():
         compare(pair, leverage, residual, r, 12, eps, rtol_delta=1e-7, rtol_log=1e-6, floor=math.log(1e-100))
 
 
-# -- golden values of spec ndis-als-rp §10, published sigma_OLS ----------------------------------------
+# -- golden values: the published sigma_OLS -----------------------------------------------------------
 
 @pytest.mark.parametrize(
     "eps, leverage, residual, r, p, forward, reverse",
@@ -125,7 +125,7 @@ def test_als_golden_values(eps, leverage, residual, r, p, forward, reverse):
 
 
 def test_ols_sigma_flights_published_constant():
-    # seed 004 / spec §6 M8: Flight, r = 1200, p = 2, eps = 1, delta = 1/n, C = max row norm
+    # Lu et al. (2023, NDIS), M_OLS (Fig. 4) on Flight: r = 1200, p = 2, eps = 1, delta = 1/n, C = max row norm
     D = flights()
     n = D.shape[0]
     C = float(np.max(np.linalg.norm(D, axis=1)))
@@ -143,7 +143,7 @@ def test_als_properties():
         assert np.all((values >= 0) & (values <= 1))
         # non-increasing in eps (relative rounding slack)
         assert np.all(np.diff(values, axis=2) <= 1e-13 * values[..., 1:])
-        # spec §5.6 (conjecture used by Theorem 5; checked on a grid): increasing in l and in e
+        # the assumption behind NDIS Theorem 5 (checked on a grid): increasing in l and in e
         assert np.all(np.diff(values, axis=0) >= -1e-13 * values[1:])
         assert np.all(np.diff(values, axis=1) >= -1e-13 * values[:, 1:])
         # forward and reverse coincide at eps = 0 (both are the total variation distance)

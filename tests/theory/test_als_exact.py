@@ -18,7 +18,7 @@ def setup():
 
 def test_large_r_converges_to_the_normal_limit(setup):
     # at r = 2000 the t law (nu = 1999) is within MC error of the normal: the asymptotic curve must
-    # lie inside a 99.9% interval widened by 2e-3 (the residual O(1/r) gap, cf. spec §5.3 check 16)
+    # lie inside a 99.9% interval widened by 2e-3 (the residual O(1/r) gap)
     D, row = setup
     exact = theory.als_exact_delta(EPS, D, row, 2000, n_samples=200_000, seed=0, confidence=0.999)
     asymptotic = theory.spectrum("als", D, EPS, r=2000, rows=[row]).delta
@@ -27,7 +27,7 @@ def test_large_r_converges_to_the_normal_limit(setup):
 
 
 def test_normal_limit_is_conservative_at_small_r(setup):
-    # spec §5.3: the asymptotic-normal spectrum is larger than the exact one at moderate r
+    # the asymptotic-normal spectrum is larger than the exact one at moderate r
     D, row = setup
     exact = theory.als_exact_delta(EPS, D, row, 30, n_samples=200_000, seed=1)
     asymptotic = theory.spectrum("als", D, EPS, r=30, rows=[row]).delta

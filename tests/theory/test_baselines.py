@@ -1,4 +1,5 @@
-"""Calibrations of the baselines and of M_RP / M_OLS reproduce seed 004's published constants."""
+"""Calibrations of the baselines and of M_RP / M_OLS reproduce the published constants of
+Lu, Magdon-Ismail, Wei & Zikas (2023, NDIS)."""
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ def flight():
 
 
 def test_flight_constants(flight):
-    # spec §8.1-8.2: r = 1200, eps = 1, delta = 1/n, C = max row norm = 0.0732081
+    # the NDIS Flight setting: r = 1200, eps = 1, delta = 1/n, C = max row norm = 0.0732081
     D, n, C = flight
     assert n == 327_346
     assert C == pytest.approx(0.0732081, abs=5e-8)
@@ -25,7 +26,7 @@ def test_flight_constants(flight):
 
 
 def test_tight_rp_sigma_is_smaller_and_valid(flight):
-    # spec M6: sigma = C sqrt(1/l* - 1) caps the regularised leverage C^2/(C^2 + sigma^2) at l*
+    # sigma = C sqrt(1/l* - 1) caps the regularised leverage C^2/(C^2 + sigma^2) at l*
     _, n, C = flight
     lstar = theory.rp_leverage_threshold(1.0, 1 / n, 1200)
     tight = theory.rp_sigma(1.0, 1 / n, 1200, C, tight=True)
@@ -34,7 +35,7 @@ def test_tight_rp_sigma_is_smaller_and_valid(flight):
 
 
 def test_isit18_conversion_as_printed():
-    # spec M12: eps = 1, delta -> 0: delta0 = 2/(e + 1) = 0.5379, eps_MI = 0.2087 bits
+    # Showkatbakhsh et al. (2018) as NDIS calibrates it: eps = 1, delta -> 0: delta0 = 2/(e + 1) = 0.5379, eps_MI = 0.2087 bits
     assert theory.isit18_mi_epsilon(1.0, 1e-12) == pytest.approx(0.20873, abs=5e-5)
     assert 1 / (2 ** (2 * theory.isit18_mi_epsilon(1.0, 1e-12)) - 1) == pytest.approx(2.9805, abs=5e-4)
 

@@ -75,12 +75,12 @@ def test_gaussian_broadcasting_and_scalars():
     grid = gaussian_delta(np.array([[0.0, 1.0], [2.0, 3.0]]), 1.0)
     assert grid.shape == (2, 2)
     mus = gaussian_delta(1.0, np.array([0.5, 1.0, 2.0]))
-    assert mus.shape == (3,) and np.all(np.diff(mus) > 0)      # increasing in mu (seed 004 Prop. 6)
+    assert mus.shape == (3,) and np.all(np.diff(mus) > 0)      # increasing in mu (Lu et al. 2023, NDIS, Proposition 6)
     assert gaussian_delta(1.0, 0.0) == 0.0                      # mu = 0: identical outputs
     assert gaussian_delta(0.0, 0.0) == 0.0
 
 
-# -- golden values of spec ndis-als-rp §10 and §3.1-3.2 ------------------------------------------------
+# -- golden values of the analytic and classic calibrations -------------------------------------------
 
 @pytest.mark.parametrize("eps, mu, golden", [(1.0, 1.0, 1.2693673751e-01), (1.0, 0.25, 2.9242721049e-06)])
 def test_gaussian_golden_values(eps, mu, golden):
@@ -92,7 +92,7 @@ def test_gaussian_calibration_golden():
     # c*(1, 1e-5) = 0.26805112 (8 digits printed)
     assert gaussian_mu(1.0, 1e-5) == pytest.approx(0.26805112, abs=5e-9)
     assert gaussian_sigma(1.0, 1e-5, sensitivity=2.0) == pytest.approx(2.0 / 0.26805112, rel=5e-8)
-    # spec §3.2: the classic calibration at (1, 1e-5) has exact delta 4.1e-8 (243x smaller) and the
+    # the classic calibration at (1, 1e-5) has exact delta 4.1e-8 (243x smaller) and the
     # analytic sigma is 23% smaller than the classic one
     classic = classic_gaussian_sigma(1.0, 1e-5)
     assert classic == pytest.approx(math.sqrt(2 * math.log(1.25e5)), rel=1e-15)

@@ -21,7 +21,7 @@ def test_leverages_are_hat_matrix_diagonal(data):
 
 
 def test_residual_share_is_leverage_gap_of_augmented_matrix(data):
-    # seed 004 Prop. 4: l_A = l + e for A = [B, b]
+    # Lu et al. (2023, NDIS), Proposition 4: l_A = l + e for A = [B, b]
     B, b = data
     lhs = theory.leverages(np.column_stack([B, b]))
     rhs = theory.leverages(B) + theory.residual_shares(B, b)

@@ -40,7 +40,7 @@ def test_rp_matches_incomplete_gamma(leverage, r, direction):
 
 @pytest.mark.parametrize("leverage", [1e-4, 0.01, 0.3, 0.9, 0.999])
 def test_rlc_matches_erf_form(leverage):
-    # r = 1 against seed 000 Lemma 10 (erf), an oracle that does not use the incomplete gamma
+    # r = 1 against Lu et al. (2023, OLS-RP), Lemma 10 (erf), an oracle that does not use the incomplete gamma
     eps = np.linspace(0.0, 6.0, 13)
     for direction in ("forward", "reverse"):
         for e, ld in zip(eps, rp_log_delta(eps, leverage, 1, direction)):
@@ -86,12 +86,12 @@ def test_rp_properties_on_a_grid():
     for r in (1, 7, 100):
         forward = np.array([rp_delta(eps, l, r, "forward") for l in levs])
         reverse = np.array([rp_delta(eps, l, r, "reverse") for l in levs])
-        # spec §4.4: forward >= reverse (rounding-level slack), equal at eps = 0 (both are TV)
+        # forward >= reverse (rounding-level slack), equal at eps = 0 (both are TV)
         assert np.all(reverse <= forward * (1 + 1e-12) + 1e-300)
         assert np.allclose(forward[:, 0], reverse[:, 0], rtol=1e-11, atol=0)
         # "max" is the larger of the two
         assert np.allclose(np.array([rp_delta(eps, l, r) for l in levs]), np.maximum(forward, reverse), rtol=1e-15, atol=0)
-        # spec §4.5: forward increasing in l, every curve non-increasing in eps, values in [0, 1]
+        # forward increasing in l (Lu et al. 2023, NDIS, Proposition 3), every curve non-increasing in eps, values in [0, 1]
         # (strictly where F < 1 - 1e-12; where it has saturated at 1, up to rounding)
         steps = np.diff(forward, axis=0)
         assert np.all(steps[forward[1:] < 1 - 1e-12] > 0) and np.all(steps >= -1e-14)
@@ -101,7 +101,7 @@ def test_rp_properties_on_a_grid():
         assert np.all((forward >= 0) & (forward <= 1))
 
 
-# -- golden values of spec ndis-als-rp §10 and §4.5 ---------------------------------------------------
+# -- golden values and the published M_RP calibration ------------------------------------------------
 
 @pytest.mark.parametrize(
     "eps, leverage, r, direction, golden",
@@ -143,14 +143,14 @@ def test_leverage_threshold_golden(eps, delta, r, golden):
 
 
 def test_rp_sigma_flights_published_constant():
-    # seed 004 Table / spec §6 M6: Flight, r = 1200, eps = 1, delta = 1/n, C = max row norm = 0.0732081
+    # Lu et al. (2023, NDIS), M_RP (Fig. 3) on Flight: r = 1200, eps = 1, delta = 1/n, C = max row norm = 0.0732081
     D = flights()
     n = D.shape[0]
     assert n == 327346
     C = float(np.max(np.linalg.norm(D, axis=1)))
     assert C == pytest.approx(0.0732081, abs=5e-8)
     assert round(rp_sigma(1.0, 1.0 / n, 1200, C), 4) == 0.7452
-    assert round(rp_sigma(1.0, 1.0 / n, 1200, C, tight=True), 4) == 0.7416      # spec M6, tighter choice
+    assert round(rp_sigma(1.0, 1.0 / n, 1200, C, tight=True), 4) == 0.7416      # the tighter valid choice
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ndis import theory
+from ndis.core.curve import Curve
 from ndis.experiments.datasets import cancer, synthetic
 
 EPS = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
@@ -50,13 +51,6 @@ def test_generic_output_law_matches_closed_form(small):
     np.testing.assert_allclose(generic.delta, closed.delta, rtol=1e-9)
 
 
-def test_pareto_frontier_brute_force():
-    rng = np.random.default_rng(0)
-    lev, res = rng.random(300), rng.random(300)
-    dominated = [(np.any((lev >= lev[i]) & (res >= res[i]) & ((lev > lev[i]) | (res > res[i])))) for i in range(300)]
-    np.testing.assert_array_equal(theory.pareto_frontier(lev, res), np.flatnonzero(~np.array(dominated)))
-
-
 def test_cancer_als_frontier_contains_the_worst_row():
     D = cancer("/work/shared/data/cancer_reg.csv")
     s = theory.spectrum("als", D, EPS, r=300)
@@ -73,3 +67,12 @@ def test_spectrum_errors(small):
         theory.spectrum("als", small, EPS, r=2)
     with pytest.raises(ValueError, match="row indices"):
         theory.spectrum("rp", small, EPS, rows=[10_000], r=3)
+
+
+@pytest.mark.parametrize("family,params", [("rp", {"r": 5}), ("als", {"r": 40}), ("gaussian-ls", {"sigma": 0.05})])
+def test_spectrum_is_a_two_direction_curve(small, family, params):
+    s = theory.spectrum(family, small, np.array([-0.5, 0.0, 1.0]), rows="all", **params)
+    assert isinstance(s, Curve)
+    np.testing.assert_array_equal(s.delta, np.maximum(s.forward, s.reverse))
+    np.testing.assert_array_equal(s.direction("max"), s.delta)
+    assert s.eps[0] == -0.5 and s.delta[0] >= 1 - np.exp(-0.5)       # negative eps: delta >= 1 - e^eps

@@ -1,0 +1,53 @@
+"""as_data validates a dataset once; memo keeps derived quantities with it."""
+
+import gc
+
+import numpy as np
+import pytest
+
+from ndis.core import validation
+
+
+def test_as_data_returns_a_read_only_view_that_is_not_checked_again(monkeypatch):
+    raw = np.arange(12.0).reshape(4, 3)
+    D = validation.as_data(raw)
+    assert np.shares_memory(D, raw) and not D.flags.writeable and raw.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        D[0, 0] = 1.0
+    scans = []
+    monkeypatch.setattr(validation.np, "isfinite", lambda a: scans.append(a.shape) or np.ones(a.shape, bool))
+    assert validation.as_data(D) is D and validation.as_data(D, min_cols=2) is D
+    assert validation.as_finite_array(D, "D") is D
+    assert scans == []
+    validation.as_data(raw)                  # the caller's own array is checked again
+    assert scans == [(4, 3)]
+
+
+def test_as_data_on_a_validated_view_still_checks_the_shape():
+    D = validation.as_data(np.ones((3, 1)))
+    with pytest.raises(ValueError, match="at least 1 row and 2 column"):
+        validation.as_data(D, min_cols=2)
+    with pytest.raises(ValueError, match="NaN"):
+        validation.as_data(np.array([[1.0, np.nan]]))
+
+
+def test_memo_computes_once_per_validated_dataset_and_is_freed_with_it():
+    calls = []
+    compute = lambda D: calls.append(1) or D.sum()
+    D = validation.as_data(np.ones((5, 2)))
+    assert validation.memo(D, "sum", compute) == validation.memo(D, "sum", compute) == 10.0
+    assert len(calls) == 1
+    validation.memo(np.ones((5, 2)), "sum", compute)      # not validated: computed, not kept
+    assert len(calls) == 2
+    count = len(validation._VALIDATED)
+    del D
+    gc.collect()
+    assert len(validation._VALIDATED) == count - 1
+
+
+@pytest.mark.parametrize("eps", [-1.5, 0.0, [-2.0, 0.0, 3.0]])
+def test_eps_may_be_negative_but_must_be_finite(eps):
+    np.testing.assert_array_equal(validation.as_eps(eps), eps)
+    assert validation.as_eps_grid(eps).ndim == 1
+    with pytest.raises(ValueError, match="eps contains NaN"):
+        validation.as_eps([0.0, np.inf])

@@ -137,3 +137,23 @@ def test_an_error_in_the_users_mechanism_keeps_its_traceback(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert err.startswith("ndis audit: the mechanism raised an exception (broken")
     assert "user_plugin_with_bug.py\", line 4, in broken" in err and "ValueError: cannot reshape" in err
+
+
+def test_one_audit_validates_and_factorises_each_dataset_once(tmp_path, monkeypatch, capsys):
+    # `ndis audit als` with the worst neighbour: D is scanned for NaN once and factorised once (the
+    # worst-row search, the fast sampler's set-up and the exact law share one QR); so is D'.
+    from ndis.core import neighbors, validation
+    from ndis.theory import leverage
+
+    scans, factorisations = [], []
+    register, factor, numpy_qr = validation.register, leverage._factor, np.linalg.qr
+    monkeypatch.setattr(validation, "register", lambda a: scans.append(a.shape) or register(a))
+    monkeypatch.setattr(neighbors, "register", lambda a: scans.append(a.shape) or register(a))  # D' is built valid
+    monkeypatch.setattr(leverage, "_factor", lambda X, name: factorisations.append(X.shape) or factor(X, name))
+    monkeypatch.setattr(np.linalg, "qr", lambda X, *a, **k: factorisations.append(np.shape(X)) or numpy_qr(X, *a, **k))
+    argv = ["audit", "als", "--param", "r=40", "--data", "synthetic:n=300,d=4,seed=0", "--neighbor", "remove:worst",
+            "--samples", "2e4", "--eps", "0:1:3", "--scorer", "quadratic", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert scans.count((300, 5)) == 1 and scans.count((299, 5)) == 1, scans
+    rows = [shape[0] for shape in factorisations if len(shape) == 2]
+    assert rows.count(300) == 1 and rows.count(299) == 1, factorisations

@@ -115,7 +115,7 @@ def _neighbour_pair(args, data):
     relation, row = neighbors.parse(spec)
     if args.replacement is None:
         return None, spec
-    if relation not in ("replace", "entry") or not isinstance(row, int):
+    if relation in neighbors.ROW_RELATIONS or not isinstance(row, int):
         raise UsageError("--replacement goes with --neighbor replace:ROW (a new row) or entry:ROW (COLUMN,VALUE)")
     values = parse_row(args.replacement)
     if relation == "entry":

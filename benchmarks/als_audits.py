@@ -2,7 +2,7 @@
 
     python benchmarks/als_audits.py [--quick] [--cancer PATH] [--out docs/auditor]
 
-Reproduces the comparison of seed 004 Fig. 5 / seed 000 Fig. 3 with the threshold-sweep auditor:
+Reproduces the comparison of Lu et al. (2023, NDIS) Fig. 5 / Lu et al. (2023, OLS-RP) Fig. 3 with the threshold-sweep auditor:
 the worst row (the mechanism's `worst_neighbor`), 10^6 samples per side, eps 0:2:41, quadratic
 scorer. Two references: the asymptotic normal law (`report.theory`, what the papers plot) and the
 exact finite-r multivariate-t spectrum (`theory.als_exact_delta`, Monte Carlo). For each it prints

@@ -43,7 +43,7 @@ ENTRIES: list[tuple[str, dict]] = [
     ("isit18-ls", {}),
     ("m-ols", {}),
     ("m-ols-rel", {}),
-    # seeds 001-003 (spec other-schemes); n x n Haar literals and the dense sketch (m | n) at Cancer size only
+    # the other papers' schemes (ISIT'18, LTM, masking); n x n Haar literals and the dense sketch (m | n) at Cancer size only
     ("isit18-an", dict(eps_mi=0.5)),
     ("isit18-an", dict(eps_mi=0.5, output="regression")),
     ("isit18-rp", dict(output="regression")),

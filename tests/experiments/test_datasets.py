@@ -10,9 +10,9 @@ CANCER = "/work/shared/data/cancer_reg.csv"
 
 def test_flights_matches_the_papers_flight_set():
     D = datasets.flights()
-    assert D.shape == (327_346, 3)                        # rows with dep_delay and arr_delay (spec §8.1)
+    assert D.shape == (327_346, 3)                        # rows with dep_delay and arr_delay (the papers' Flight set)
     np.testing.assert_allclose(np.linalg.norm(D, axis=0), 1.0, rtol=1e-10)   # summation error over 3e5 rows
-    assert np.linalg.norm(D, axis=1).max() == pytest.approx(0.0732081, abs=5e-8)   # C of spec §6.0
+    assert np.linalg.norm(D, axis=1).max() == pytest.approx(0.0732081, abs=5e-8)   # the row-norm bound C of the Flight experiments
     assert datasets.flights(rows=20_000).shape == (20_000, 3)
 
 

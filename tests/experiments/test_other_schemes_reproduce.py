@@ -1,4 +1,4 @@
-"""`ndis reproduce` for seeds 001 and 003: Table 1 of seed 003 in full, seed 001's privacy table (quick)."""
+"""`ndis reproduce` for Ding et al. (2022) and Showkatbakhsh et al. (2018): Table 1 of Ding et al. in full, the ISIT'18 privacy table (quick)."""
 
 import pandas as pd
 

@@ -18,7 +18,7 @@ def test_list_names_every_reproduction(capsys):
 def test_gaussian_tight_reproduces_the_reference_factors(tmp_path):
     record = reproduce.run("fig-gaussian-tight", out=tmp_path, quick=True)
     table = pd.read_csv(tmp_path / "fig-gaussian-tight" / "gaussian-tight.csv")
-    # spec §3.2: at eps0 = 1 the classic sigma overstates delta0 = 1e-5 by 243x, 1e-6 by 313x
+    # Lu et al. (2023, OLS-RP), Proposition 2: at eps0 = 1 the classic sigma overstates delta0 = 1e-5 by 243x, 1e-6 by 313x
     assert table["overstatement"].tolist() == pytest.approx([243.0, 313.0], rel=2e-3)
     assert table["noise_saving"].round(3).tolist() == [0.23, 0.203]
     assert json.loads((tmp_path / "fig-gaussian-tight" / "run.json").read_text())["seconds"] == record["seconds"]
@@ -81,7 +81,7 @@ def test_rlc_spectrum_noise_lowers_delta_and_theory_is_in_band(tmp_path):
 
 def test_seed001_entry_spectra_respect_the_mi_dp_bound(tmp_path):
     spectra = _quick_table(tmp_path, "seed001-privacy-utility", "entry-spectra").set_index("scheme")
-    # spec other-schemes §1.6 / §4: AN at eps_MI = 0.5 has TV 0.6827 for the worst flip, below sqrt(2 * 0.5 ln 2)
+    # Showkatbakhsh et al. (2018): AN at eps_MI = 0.5 has TV 0.6827 for the worst flip, below sqrt(2 * 0.5 ln 2)
     assert spectra.loc["AN", "delta_0"] == pytest.approx(0.6827, abs=1e-4)
     assert spectra["claim_holds"].all()
 

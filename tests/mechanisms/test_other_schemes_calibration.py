@@ -22,13 +22,13 @@ def test_mask_calibrations_used_by_the_mechanisms():
 @pytest.mark.parametrize(("eps", "delta", "sigma"), [(0.1, 0.01, 9.54), (0.1, 0.001, 17.40), (0.01, 0.01, 27.70),
                                                      (0.01, 0.001, 93.91), (0.001, 0.01, 38.04), (0.001, 0.001, 276.13)])
 def test_exact_gaussian_calibration_of_scheme_a(eps, delta, sigma):
-    """spec §3.4: the analytic Gaussian sigma for sensitivity 1 (far below P3's 'necessary' sigma)."""
+    """Golden value: the analytic Gaussian sigma (Balle & Wang 2018) for sensitivity 1 (far below P3's 'necessary' sigma)."""
     mech = mechanisms.get("mask-a", eps=eps, delta=delta, calibration="analytic")
     assert round(mech.noise_scale(np.zeros((3, 2))), 2) == sigma
 
 
 def test_seed001_an_total_variation():
-    """spec §5: AN at eps_MI = 0.5, worst flip -1 -> +1: TV = delta(0) = 0.6827 (mu = 2 / sigma_AN)."""
+    """Golden value: ISIT'18 additive noise at eps_MI = 0.5, worst flip -1 -> +1: TV = delta(0) = 0.6827 (mu = 2 / sigma_AN)."""
     X = np.random.default_rng(0).uniform(-1, 1, size=(10, 4))
     X[3, 2] = -1.0
     an = mechanisms.get("isit18-an", eps_mi=0.5)
@@ -39,7 +39,7 @@ def test_seed001_an_total_variation():
 
 
 def test_seed001_rp_validation_vector():
-    """spec §1.6 / §5: n=40, d=3, n'=5, sigma^2=2, entry (0,1) flipped to -sign: forward delta(0) = 0.0815,
+    """Golden value (computed independently for this project): n=40, d=3, n'=5, sigma^2=2, entry (0,1) flipped to -sign: forward delta(0) = 0.0815,
     delta(0.2) = 0.01303, delta(0.5) = 0.00020 (X = U[-1,1] from default_rng(0))."""
     X = np.random.default_rng(0).uniform(-1, 1, size=(40, 3))
     rp = mechanisms.get("isit18-rp", r=5, sigma=np.sqrt(2.0))
@@ -61,7 +61,7 @@ def _paper_scale_X():
 
 
 def test_seed001_reference_calibration_at_paper_scale():
-    """spec §1.6 table: X ~ U[-1,1]^{10000 x 800} (default_rng(0)), eps_MI = 0.5, sigma_mode fixed:
+    """Golden values (computed independently for this project): X ~ U[-1,1]^{10000 x 800} (default_rng(0)), eps_MI = 0.5, sigma_mode fixed:
     f^2 = 3241.8 and sigma_RP^2 = 61.2 / 2258.2 / 6758.2 for n' = 3303 / 5500 / 10000."""
     X = _paper_scale_X()
     assert round(theory.isit18_column_bound(X) ** 2, 1) == 3241.8
@@ -72,7 +72,7 @@ def test_seed001_reference_calibration_at_paper_scale():
 
 @pytest.mark.slow
 def test_seed001_rp_spectrum_at_paper_scale():
-    """spec §1.6 table, n' = 3303: worst entry flip delta(0, 0.1, 0.5) = 0.238, 0.202, 0.087, below
+    """Golden values (computed independently for this project), n' = 3303: worst entry flip delta(0, 0.1, 0.5) = 0.238, 0.202, 0.087, below
     the corrected MI guarantee 0.833; removal of the max-leverage row: TV 0.936 (about 2 minutes)."""
     X = _paper_scale_X()
     mech = mechanisms.get("isit18-rp", r=3303, eps_mi=0.5).fixed_for(X)

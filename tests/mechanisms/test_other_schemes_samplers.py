@@ -1,4 +1,4 @@
-"""Fast samplers of the seed 001-003 schemes agree in distribution with the literal algorithms.
+"""Fast samplers of the other papers' schemes (Showkatbakhsh et al. 2018; Burkhardt et al. 2025; Ding et al. 2022) agree in distribution with the literal algorithms.
 
 Each case draws N outputs from `sample` and from `sample_literal` (different fixed seeds) on a small
 bounded dataset and compares them coordinate by coordinate (checks.py: KS p >= 1e-4, means and
@@ -67,7 +67,7 @@ def test_fast_sampler_matches_literal(name, params, data, n):
 
 
 def test_mask_b_and_c_have_the_same_law():
-    """seed 003 Lemma A.4: A(X + C) and AX + C are equal in law (fast samplers)."""
+    """Ding et al. (2022), Lemma A.4: A(X + C) and AX + C are equal in law (fast samplers)."""
     D = datasets()["mask"]
     b = mechanisms.get("mask-b", sigma=0.8)
     c = mechanisms.get("mask-c", sigma=0.8)

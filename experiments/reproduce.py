@@ -66,7 +66,7 @@ def run(name: str, out="ndis-out/reproduce", quick: bool = False, seed: int = 0)
     if name not in REPRODUCTIONS:
         raise ValueError(f"unknown reproduction {name!r}; known: {', '.join(names())}")
     module_name, description = REPRODUCTIONS[name]
-    module = importlib.import_module(f"experiments.{module_name}")
+    module = importlib.import_module(f".{module_name}", __package__)
     folder = pathlib.Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -21,6 +21,19 @@ CHUNK_FLOATS = 1 << 22
 
 Draw = Callable[[int, np.random.Generator], np.ndarray]
 
+_BLAS: list = []  # the process's ThreadpoolController, made on first use
+
+
+def _one_blas_thread():
+    """A context with BLAS limited to one thread. The samplers' products are small (e.g. a
+    (k, p) x (p, p) product per chunk): two OpenBLAS threads made them 2-100x slower per sample on a
+    2-core machine, so parallelism comes from processes (the auditor's n_jobs) instead."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
 
 class Mechanism:
     """A randomized mechanism M: dataset D (n, d) -> output array of shape output_shape(D).
@@ -94,9 +107,10 @@ class Mechanism:
             n = as_int("n", n, minimum=0)
             rng = as_rng(rng)
             out = np.empty((n, *shape))
-            for start in range(0, n, chunk):
-                k = min(chunk, n - start)
-                out[start:start + k] = draw(k, rng)
+            with _one_blas_thread():
+                for start in range(0, n, chunk):
+                    k = min(chunk, n - start)
+                    out[start:start + k] = draw(k, rng)
             return out
 
         return run

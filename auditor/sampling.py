@@ -261,15 +261,15 @@ class Progress:
         started = time.perf_counter()
         bar = tqdm(total=total, desc=name, unit=unit[:-1] if unit.endswith("s") else unit, unit_scale=True,
                    leave=False, disable=self.mode != "bars", smoothing=0.1)
-        self.current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
+        self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
         try:
-            yield lambda k: self._advance(self.current, k)
+            yield lambda k: self._advance(current, k)
         except BaseException:
-            self.stopped = self.current
+            self.stopped = current
             raise
         finally:
             bar.close()
-            count, self.current = self.current["count"], None
+            count, self.current = current["count"], None
         seconds = time.perf_counter() - started
         self.done.append({"phase": name, "unit": unit, "count": count, "seconds": seconds})
         if self.mode == "lines":
@@ -354,10 +354,13 @@ class Executor:
         done(i) is called as task i completes. Ctrl-C stops at once: the sequential path between
         chunks, joblib and Dask by cancelling what is pending."""
         if self.backend == "dask":
+            from distributed import as_completed
+
             futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
-            for i, future in enumerate(futures):
-                future.add_done_callback(lambda _, i=i: done(i))
+            index = {future.key: i for i, future in enumerate(futures)}
             try:
+                for future in as_completed(futures):
+                    done(index[future.key])
                 return self._client.gather(futures)
             except KeyboardInterrupt:
                 self._client.cancel(futures)

@@ -151,7 +151,7 @@ def _numeric(value):
         array = np.asarray(value)
     except ValueError:  # a ragged sequence
         return None
-    return array.astype(float) if array.dtype.kind in "biuf" else None
+    return array.astype(float, copy=False) if array.dtype.kind in "biuf" else None
 
 
 def _describe(value) -> str:
@@ -259,8 +259,8 @@ class Progress:
         from tqdm.auto import tqdm
 
         started = time.perf_counter()
-        bar = tqdm(total=total, desc=name, unit=unit[:-1] if unit.endswith("s") else unit, unit_scale=True,
-                   leave=False, disable=self.mode != "bars", smoothing=0.1)
+        bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
+                   disable=self.mode != "bars", smoothing=0.1)
         self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
         try:
             yield lambda k: self._advance(current, k)

@@ -70,10 +70,11 @@ class Verdict:
                     f"is above the claimed delta {self.delta:g}, so no audit of this size could show a violation")
         else:
             text = (f"no violation found of ({self.eps:g}, {self.delta:g}) at level {self.alpha:g} (lower bound "
-                    f"{self.lower_bound:.3g}, estimate {self.estimate:.3g}, floor {self.floor:.3g}); this is not a proof "
-                    f"of privacy")
+                    f"{self.lower_bound:.3g}, estimate {self.estimate:.3g}, floor {self.floor:.3g}); this is not "
+                    f"a proof of privacy")
         if self.samples_needed is not None:
-            time_needed = "" if self.seconds_needed is None else f" (about {_duration(self.seconds_needed)} of sampling)"
+            seconds = self.seconds_needed
+            time_needed = "" if seconds is None else f" (about {_duration(seconds)} of sampling)"
             text += (f"; {self.samples_needed:,} samples per side{time_needed} would make delta={self.delta:g} "
                      f"detectable at eps={self.eps:g}")
         return text

@@ -31,8 +31,8 @@ def slow_mean(data, rng):
 
 def run(folder: pathlib.Path, samples: int, neighbor: str | None) -> float:
     """Wall time of one `ndis audit` of the plug-in, in seconds."""
-    command = [sys.executable, "-m", "ndis.cli", "audit", "slow_plugin:slow_mean", "--data", "synthetic:n=20,d=2,seed=0",
-               "--samples", str(samples), "--out", str(folder / f"out-{neighbor or 'default'}")]
+    command = [sys.executable, "-m", "ndis.cli", "audit", "slow_plugin:slow_mean",
+               "--data", "synthetic:n=20,d=2,seed=0", "--samples", str(samples), "--out", str(folder / f"out-{neighbor or 'default'}")]
     if neighbor:
         command += ["--neighbor", neighbor]
     env = dict(os.environ, PYTHONPATH=str(folder))

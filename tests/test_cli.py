@@ -187,7 +187,8 @@ def test_a_per_sample_plug_in_with_a_parameter_is_called_per_sample(eps_plugin, 
     assert json.loads((eps_plugin / "a" / "report.json").read_text())["info"]["kind"] == "per-sample"
     assert main(["audit", "eps_plugin:either", "--kind", "batched", *base, "--out", str(eps_plugin / "b")]) == 0
     assert json.loads((eps_plugin / "b" / "report.json").read_text())["info"]["kind"] == "batched"
-    assert main(["audit", "gaussian", "--param", "sigma=1", "--kind", "batched", *base, "--out", str(eps_plugin / "c")]) == 2
+    argv = ["audit", "gaussian", "--param", "sigma=1", "--kind", "batched", *base, "--out", str(eps_plugin / "c")]
+    assert main(argv) == 2
     assert "--kind applies to plug-in callables" in capsys.readouterr().err
 
 
@@ -220,4 +221,5 @@ def test_the_screen_fraction_and_its_cost_are_printed(tmp_path, capsys):
     assert saved["info"]["screen"]["samples"] == 8_000 and len(saved["info"]["screen"]["rows"]) == 4
     captured = capsys.readouterr()
     assert "(screen of rows " in captured.out and ": 8,000 samples, " in captured.out
-    assert "ndis: neighbour screen (4 rows x 1,000 samples per side, 40% of the budget): 8,000 samples in" in captured.err
+    screen = "ndis: neighbour screen (4 rows x 1,000 samples per side, 40% of the budget): 8,000 samples in"
+    assert screen in captured.err

@@ -3,24 +3,25 @@
 The mechanism's data-dependent set-up is done once per dataset: `sampling` prepares one sampler
 for D and one for D', and every chunk (shape probe, training and held-out samples) is drawn from
 them. A black-box neighbour screen prepares each candidate D' once, shares D's sampler, and hands
-the chosen candidate's sampler on to the audit.
+the chosen candidate's sampler on to the audit; it spends at most `screen_fraction` of the sample
+budget. Every phase is counted in samples by `sampling.Progress`; Ctrl-C raises
+`sampling.Interrupted`, whose message says what was completed.
 """
 
 from __future__ import annotations
 
-import sys
+import contextlib
 import time
 import warnings
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
 from . import features as features_module
 from . import neighbors, sampling, scorers, spectrum
-from .bounds import detectable_floor
+from .bounds import detectable_floor, samples_for_floor
 from .eureka import eureka_spectrum
 from .exact import exact_curve
 from .report import AuditReport, versions
@@ -31,7 +32,8 @@ _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample 
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
 _PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
 _MIN_PART = 50
-_N_PILOT = 20_000  # samples per side of each pilot audit of the neighbour screen
+_N_CANDIDATES = 6  # rows screened when the budget allows
+_PILOT_MIN = 1_000  # samples per side of the smallest pilot audit worth running
 
 
 class _Score:
@@ -105,11 +107,12 @@ def _output_shape(mech, draws, data, root, executor, name):
     (no extra set-up); the same for D and D'."""
     declared = getattr(mech, "output_shape", None)
     shapes = []
-    for side, (draw, dataset) in enumerate(zip(draws, data)):
+    for side, (draw, dataset, label) in enumerate(zip(draws, data, ("D", "D'"))):
         if callable(declared):
             shapes.append(tuple(int(s) for s in np.atleast_1d(declared(dataset))))
             continue
-        probe = sampling.draw(executor, draw, 2, root, (_PROBE_KEY, side), 2, None, desc="probe", name=name)
+        probe = sampling.draw(executor, draw, 2, root, (_PROBE_KEY, side), 2, None, desc=f"probe on {label}",
+                              name=name, count=False)
         shapes.append(probe.shape[1:])
     if shapes[0] != shapes[1]:
         raise ValueError(f"the mechanism's outputs on D and D' have different shapes {shapes[0]} and {shapes[1]}")
@@ -143,19 +146,42 @@ def _mechanism_info(mech, sampler):
             "params": dict(params) if isinstance(params, dict) else None}
 
 
+def _named(mech, params):
+    """A mechanism given by name (`ndis.mechanisms.resolve`, with `params`), or `mech` itself."""
+    if isinstance(mech, str):
+        from ndis.mechanisms import resolve
+
+        try:
+            return resolve(mech, **(params or {}))
+        except ValueError as error:
+            raise ValueError(f"{error} (the registered names are listed by ndis.mechanisms.names())") from None
+    if params:
+        raise TypeError("params= goes with a mechanism given by name, e.g. audit('gaussian', D, params={'sigma': 1}); "
+                        "bind a callable's parameters with functools.partial")
+    return mech
+
+
+def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
+    """The samples per side whose split (`_sizes`) holds out at least n_held."""
+    n = int(np.ceil(n_held / (1 - train_fraction)))
+    return n if int(n * train_fraction) <= max_train else int(n_held + max_train)
+
+
 def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=0, scorer="auto",
           features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
-          method: str = "threshold", *, neighbor: str | None = None, scheduler=None, exact=None,
-          train_fraction: float = 0.5, max_train: int = 10**6, validation_fraction: float = 0.25,
-          chunk_size: int | None = None, progress: bool | None = None, eureka_options: dict | None = None,
+          method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
+          screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
+          max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
+          progress: bool | str | None = None, eureka_options: dict | None = None,
           literal: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     Parameters
     ----------
-    mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a batched callable f(data, n, rng) -> (n, ...),
-        a per-sample callable f(data, rng) -> sample (batched and parallelised here), or one of the
-        wrappers `auditor.batched` / `auditor.per_sample`.
+    mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a registered name such as
+        "gaussian" (its parameters in `params`; see `ndis.mechanisms.names()`), a batched callable
+        f(data, n, rng) -> (n, ...), a per-sample callable f(data, rng) -> sample (batched and
+        parallelised here), or one of the wrappers `auditor.batched` / `auditor.per_sample`.
     D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
         callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
@@ -169,17 +195,26 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha.
-    claimed : (eps0, delta0) to test; gives `report.verdict`.
+    claimed : (eps0, delta0) to test; gives `report.verdict` ("violation", "no violation found" or
+        "inconclusive", never a proof of privacy) and, when not violated, the samples per side that
+        would make delta0 detectable (`report.info["samples_needed"]`).
     n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
         address or Client, default an in-process LocalCluster with n_jobs workers).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
         estimator, `auditor.eureka`).
+    params : the parameters of a mechanism given by name.
     neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
         is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
+    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
+        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
+        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
+        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
     exact : optional exact curve (array or callable) for plain callables without an output law.
     train_fraction, max_train, validation_fraction : the split of each side's samples.
-    chunk_size : samples per sampling task (default: about 32 MB of raw output per chunk).
-    progress : tqdm bars for sampling and training (default: when stderr is a terminal).
+    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
+        of n samples, see `sampling.chunk_size_for`).
+    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
+        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
     literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
         fast exact sampler, as a control.
@@ -187,14 +222,22 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     Returns
     -------
     AuditReport
+
+    Raises
+    ------
+    sampling.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
+    what was completed.
     """
     started = time.perf_counter()
     timings = {}
+    mech = _named(mech, params)
     eps = as_eps_grid(eps)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
+    if not 0 <= screen_fraction <= 1:
+        raise ValueError(f"screen_fraction must lie in [0, 1], got {screen_fraction}")
     if claimed is not None:
         check_claim(claimed)
         if method == "eureka":
@@ -203,40 +246,46 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         factories = _scorer_factories(scorer)
         sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
         _check_power(eps, sizes[2], alpha)
-    if progress is None:
-        progress = sys.stderr.isatty()
+    progress = sampling.Progress.auto(progress)
     root = sampling.as_seed_sequence(seed)
     sampler = sampling.as_sampler(mech, literal)
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
     relation, rows = _relation(mech, D_prime, neighbor)
     D = _dataset(D, "D", relation is not None)
+    screen = None
     if D_prime is not None:
         D_prime = _dataset(D_prime, "D_prime", relation is not None)
         row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
         how = "given"
 
-    with executor:
-        draw_D = sampler.prepare(D)
-        if D_prime is None:
-            row, D_prime, how, draw_D_prime = _choose_neighbour(
-                mech, sampler, D, draw_D, relation, rows, sampling.chunk_seed(root, _PILOT_KEY), executor,
-                dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
-                     split=(train_fraction, max_train, validation_fraction)))
-        else:
-            draw_D_prime = sampler.prepare(D_prime)
-        draws = (draw_D, draw_D_prime)
-        shape, chunk = _layout(mech, draws, (D, D_prime), root, executor, chunk_size, sampler.name)
-        info = {**_mechanism_info(mech, sampler), "n_samples": int(n_samples), "alpha": alpha, "method": method,
-                "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}, "n_jobs": n_jobs,
-                "backend": backend, "output_shape": list(shape), "chunk_size": chunk,
-                "neighbor": {"relation": relation, "row": row, "how": how}, "versions": versions()}
-        if method == "eureka":
-            curves = eureka_spectrum(draws, eps, n_samples, root, executor, chunk, shape, alpha, features, mech,
-                                     sampler.name, **(eureka_options or {}))
-            info.update(curves.pop("info"))
-        else:
-            curves, verdict_data = _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories,
-                                                     features, sizes, timings, info, sampler.name)
+    try:
+        with executor:
+            draw_D = sampler.prepare(D)
+            if D_prime is None:
+                budget = int(screen_fraction * n_samples)
+                row, D_prime, how, draw_D_prime, screen = _choose_neighbour(
+                    mech, sampler, D, draw_D, relation, rows, sampling.chunk_seed(root, _PILOT_KEY), executor,
+                    dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
+                         split=(train_fraction, max_train, validation_fraction)), budget, screen_fraction)
+            else:
+                draw_D_prime = sampler.prepare(D_prime)
+            draws = (draw_D, draw_D_prime)
+            shape = _output_shape(mech, draws, (D, D_prime), root, executor, sampler.name)
+            info = {**_mechanism_info(mech, sampler), "n_samples": int(n_samples), "alpha": alpha, "method": method,
+                    "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}, "n_jobs": n_jobs,
+                    "backend": backend, "output_shape": list(shape),
+                    "chunk_size": int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
+                    "neighbor": {"relation": relation, "row": row, "how": how}, "screen": screen,
+                    "versions": versions()}
+            if method == "eureka":
+                curves = eureka_spectrum(draws, eps, n_samples, root, executor, chunk_size, shape, alpha, features,
+                                         mech, sampler.name, **(eureka_options or {}))
+                info.update(curves.pop("info"))
+            else:
+                curves, verdict_data = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
+                                                         factories, features, sizes, timings, info, sampler.name)
+    except KeyboardInterrupt:
+        raise sampling.Interrupted(progress.summary()) from None
     try:
         exact_values, info["theory"] = exact_curve(mech, D, D_prime, eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:
@@ -247,38 +296,67 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict = None
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
+        if verdict != "violation":
+            _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
+    info["phases"] = progress.done
     return AuditReport(**curves, exact=exact_values, verdict=verdict, info=info)
 
 
-def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options):
-    """(row, D', how, prepared sampler of D') for a neighbour spec (`neighbors.select`).
+def _samples_needed(verdict, rate, train_fraction, max_train, info):
+    """Fill in the samples per side (and the time at the measured sampling rate) that would make the
+    claimed delta detectable at the claimed eps (`bounds.samples_for_floor`)."""
+    held = samples_for_floor(verdict.eps, verdict.delta, verdict.alpha / 4)
+    verdict.samples_needed = _samples_for_held_out(held, train_fraction, max_train)
+    verdict.seconds_needed = None if rate is None else 2 * verdict.samples_needed / rate
+    info["samples_needed"] = {"samples_per_side": verdict.samples_needed, "held_out_per_side": held,
+                              "sampling_rate": rate, "seconds": verdict.seconds_needed}
 
-    A black-box screen scores each candidate D' by a small audit (quadratic scorer, `pilot_options`)
-    rooted at `seed`, whose streams are disjoint from the audit's. It reuses D's prepared sampler,
-    prepares each candidate once, and returns the chosen candidate's sampler for the audit itself.
+
+def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget, fraction):
+    """(row, D', how, prepared sampler of D', screen info) for a neighbour spec (`neighbors.select`).
+
+    A black-box screen scores up to 6 candidate D' by small audits (quadratic scorer,
+    `pilot_options`) of equal size, together at most `budget` samples per side, rooted at `seed`,
+    whose streams are disjoint from the audit's. With room for fewer than two pilots of 1,000
+    samples per side, the largest-leverage row is taken unscreened. The screen reuses D's prepared
+    sampler, prepares each candidate once, and returns the chosen candidate's sampler.
     """
-    prepared = {}
+    n_candidates = min(_N_CANDIDATES, budget // _PILOT_MIN)
+    n_candidates = n_candidates if n_candidates >= 2 else 1
+    n_pilot = budget // n_candidates
+    prepared, scores, started = {}, {}, time.perf_counter()
+    phase = contextlib.ExitStack()
+    title = (f"neighbour screen ({n_candidates} rows x {n_pilot:,} samples per side, "
+             f"{fraction:.0%} of the budget)")
 
     def pilot(row, D_candidate):
+        if not scores:
+            phase.enter_context(executor.progress.phase(title, 2 * n_candidates * n_pilot))
         prepared[row] = sampler.prepare(D_candidate)
         draws = (draw_D, prepared[row])
         o = pilot_options
-        shape, chunk = _layout(mech, draws, (D, D_candidate), seed, executor, o["chunk_size"], sampler.name)
-        curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, chunk, shape, o["alpha"],
-                                      _scorer_factories("quadratic"), o["features"], _sizes(_N_PILOT, *o["split"]),
-                                      {}, {}, sampler.name)
-        return float(np.mean(curves["estimate"].delta))
+        shape = _output_shape(mech, draws, (D, D_candidate), seed, executor, sampler.name)
+        curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, o["chunk_size"], shape, o["alpha"],
+                                      _scorer_factories("quadratic"), o["features"], _sizes(n_pilot, *o["split"]),
+                                      {}, {}, sampler.name, prefix=f"screen row {row}: ")
+        scores[row] = float(np.mean(curves["estimate"].delta))
+        return scores[row]
 
-    row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, seed=seed)
-    return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime)
-
-
-def _layout(mech, draws, data, root, executor, chunk_size, name):
-    """(output shape, samples per chunk) of an audit of the pair `data`."""
-    shape = _output_shape(mech, draws, data, root, executor, name)
-    return shape, int(chunk_size) if chunk_size else sampling.chunk_size_for(shape)
+    with phase:
+        row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, n_candidates=n_candidates, seed=seed)
+    screen = None
+    if how == "screen":
+        screen = {"fraction": fraction, "rows": list(scores), "scores": list(scores.values()),
+                  "samples_per_side": n_pilot, "samples": 2 * n_candidates * n_pilot,
+                  "seconds": time.perf_counter() - started}
+    elif how == "max-leverage":
+        reason = (f"screen_fraction={fraction:g}" if fraction == 0 else
+                  f"{fraction:.0%} of the budget is {budget:,} samples per side, fewer than 2 x {_PILOT_MIN:,}")
+        screen = {"fraction": fraction, "rows": [row], "skipped": f"{reason}: took row {row}, the largest-leverage row"}
+        executor.progress.note(f"neighbour screen skipped ({screen['skipped']})")
+    return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime), screen
 
 
 def _feature_candidates(features, mech, k_flat):
@@ -290,8 +368,9 @@ def _feature_candidates(features, mech, k_flat):
 
 
 def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories, features, sizes, timings,
-                      info, name):
+                      info, name, prefix=""):
     """Train the best (feature map, scorer) on the training samples, then sweep the held-out scores.
+    `prefix` starts the names of the phases (progress and error messages).
 
     Returns ({estimate, lower, upper: Curves, floor}, data for the verdict)."""
     n_fit, n_valid, n_held = sizes
@@ -299,7 +378,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
     train = [sampling.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
-                           desc=f"sampling training set ({label})", name=name)
+                           desc=f"{prefix}training samples on {label}", name=name)
              for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     timings["sampling_training"] = time.perf_counter() - t
 
@@ -308,24 +387,11 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     if len(feature_list) == 2 and widths[1] == widths[2] - widths[1] and np.array_equal(
             train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
         feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
-    losses, best = {}, None
+    losses = {}
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
-    for index, (f, s) in enumerate(tqdm(combos, desc="training", disable=not executor.progress, leave=False)):
-        columns = slice(widths[f], widths[f + 1])
-        X_p, X_q = train[0][:, columns], train[1][:, columns]
-        label = f"{factories[s][0]}/{feature_list[f][0]}"
-        candidate = factories[s][1]()
-        try:
-            candidate.fit(X_p[:n_fit], X_q[:n_fit], seed=int(sampling.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
-        except ValueError as error:
-            if len(combos) == 1:
-                raise
-            losses[label] = f"skipped: {error}"
-            continue
-        loss = scorers.log_loss(candidate, X_p[n_fit:], X_q[n_fit:])
-        losses[label] = loss
-        if best is None or loss < best[0]:
-            best = (loss, f, candidate, label)
+    with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {n_fit + n_valid:,} samples",
+                                 len(combos), unit="fits") as advance:
+        best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance)
     _, f, fitted, label = best
     columns = slice(widths[f], widths[f + 1])
     valid_p = fitted.log_odds(train[0][n_fit:, columns])
@@ -336,7 +402,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     t = time.perf_counter()
     score = _Score(feature_list[f][1], fitted)
     held_p, held_q = (sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
-                                    desc=f"sampling + scoring held-out ({side_label})", name=name)
+                                    desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
                       for side, (draw, side_label) in enumerate(zip(draws, ("D", "D'"))))
     timings["sampling_held_out"] = time.perf_counter() - t
 
@@ -347,3 +413,27 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
                 n_events=est.n_events, thresholds=est.thresholds)
     curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
     return curves, (spectrum.empirical_roc(valid_p, valid_q), held_p, held_q, (valid_p.size, valid_q.size))
+
+
+def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance):
+    """(validation loss, feature index, fitted scorer, label) of the best (feature map, scorer) pair."""
+    best = None
+    for index, (f, s) in enumerate(combos):
+        columns = slice(widths[f], widths[f + 1])
+        X_p, X_q = train[0][:, columns], train[1][:, columns]
+        label = f"{factories[s][0]}/{feature_list[f][0]}"
+        candidate = factories[s][1]()
+        try:
+            candidate.fit(X_p[:n_fit], X_q[:n_fit], seed=int(sampling.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
+        except ValueError as error:
+            if len(combos) == 1:
+                raise
+            losses[label] = f"skipped: {error}"
+            advance(1)
+            continue
+        loss = scorers.log_loss(candidate, X_p[n_fit:], X_q[n_fit:])
+        advance(1)
+        losses[label] = loss
+        if best is None or loss < best[0]:
+            best = (loss, f, candidate, label)
+    return best

@@ -103,3 +103,22 @@ def detectable_floor(eps, n_p, n_q, level):
                 lo = mid
         floor[i] = hi / n_p
     return floor
+
+
+def samples_for_floor(eps: float, delta: float, level: float) -> int:
+    """Smallest n such that n held-out samples per side have a detectable floor (`detectable_floor`
+    at eps, level) of at most `delta`: the audit size at which a delta(eps) = delta could be shown."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+
+    def enough(n):
+        return detectable_floor(eps, n, n, level)[0] <= delta
+
+    lo = max(int(np.log(level) / np.log1p(-delta * np.exp(-eps))), 1)  # e^eps CP_upper(0; lo) >= delta
+    hi = 2 * lo
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi

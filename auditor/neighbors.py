@@ -43,7 +43,8 @@ def select(mechanism, D, relation: str = "remove", rows="worst",
     each candidate row (`candidate_rows`) is scored by `pilot(row, D')`, a measure of how
     distinguishable M(D) and M(D') are (`audit` passes a small audit's mean delta-hat over the eps
     grid, on seed streams disjoint from its own, so that the choice of the row does not depend on
-    the samples that later bound delta), and the row with the largest score wins.
+    the samples that later bound delta), and the row with the largest score wins. With
+    n_candidates=1 there is no screen: the largest-leverage row is taken (how = "max-leverage").
     """
     D = as_data(D)
     if isinstance(rows, (int, np.integer)):
@@ -62,6 +63,9 @@ def select(mechanism, D, relation: str = "remove", rows="worst",
     if relation not in relations.ROW_RELATIONS:
         raise ValueError(f"a black-box screen needs a relation that defines D' from a row: "
                          f"{', '.join(relations.ROW_RELATIONS)}, got {relation!r}")
+    if n_candidates == 1:
+        row = candidate_rows(D, 1, seed)[0]
+        return row, relations.make(D, relation, row), "max-leverage"
     if pilot is None:
         raise ValueError("the mechanism has no worst_neighbor: choosing the worst row black-box needs a pilot")
     best = None

@@ -3,18 +3,26 @@
 Each adapter's `prepare(data)` returns draw(n, rng) for one dataset, with any data-dependent set-up
 of the mechanism done once; every chunk of that dataset is drawn from it.
 
-Samples are drawn in fixed-size chunks; chunk j of part `part` on side `side` uses the generator of
-the SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
-`SeedSequence.spawn` would give), and the chunk size depends only on the output size. So the
-numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded by
-the chunk size times the number of workers: each task returns only its transformed chunk (e.g. the
-scores of held-out samples, one float per sample).
+Samples are drawn in chunks; chunk j of part `part` on side `side` uses the generator of the
+SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
+`SeedSequence.spawn` would give). The chunking rule is deterministic: a phase of n samples is cut
+into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`chunk_size_for`), whatever the
+mechanism's kind or speed, so that even a slow plug-in shows progress every 5% and stops promptly.
+So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
+by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
+the scores of held-out samples, one float per sample).
+
+`Progress` counts every phase in samples: tqdm bars on a terminal, else one summary line per phase.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import math
+import sys
+import time
 from typing import Callable
 
 import numpy as np
@@ -25,8 +33,16 @@ BACKENDS = ("loky", "dask")
 _CHUNK_BYTES = 32 * 2**20
 
 
+class _Calls(list):
+    """The outputs of n successive calls of a per-sample mechanism, checked call by call."""
+
+
 def _repeat(function, data, n, rng):
-    return np.stack([np.asarray(function(data, rng), dtype=float) for _ in range(n)])
+    return _Calls(function(data, rng) for _ in range(n))
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during an audit; the message says which phase was under way and what was completed."""
 
 
 class Batched:
@@ -94,8 +110,9 @@ def as_sampler(mech, literal: bool = False):
         raise ValueError("literal=True applies to mechanism objects with sample_literal, not to plain callables")
     if not callable(mech):
         raise TypeError(f"a mechanism must be a Mechanism object or a callable, got {type(mech).__name__}")
-    try:
-        parameters = list(inspect.signature(mech).parameters.values())
+    try:  # a functools.partial is read as the partial, never as the function it may claim to wrap
+        parameters = list(inspect.signature(mech, follow_wrapped=not isinstance(mech, functools.partial))
+                          .parameters.values())
     except (TypeError, ValueError):
         parameters = None
     if parameters is not None:
@@ -126,57 +143,186 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     raise TypeError(f"seed must be an int, None or numpy.random.SeedSequence, got {type(seed).__name__}")
 
 
-def validate_output(samples, n: int, shape: tuple | None, where: str) -> np.ndarray:
-    """Check a mechanism's batch: an array of n finite samples, each of the expected shape."""
+def _numeric(value):
+    """`value` as a float array, or None when it is not numbers (None, strings, ragged lists, objects)."""
+    if value is None:
+        return None
     try:
-        samples = np.asarray(samples, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{where}: the mechanism output is not a numeric array ({error})") from None
+        array = np.asarray(value)
+    except ValueError:  # a ragged sequence
+        return None
+    return array.astype(float, copy=False) if array.dtype.kind in "biuf" else None
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"the string {value[:30]!r}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of values of different lengths or types"
+    return f"a {type(value).__name__}"
+
+
+def _stack_calls(outputs: _Calls, shape, where: str, start: int) -> np.ndarray:
+    """The outputs of per-sample calls as one array; a bad call is named by its index in the phase."""
+    expected, arrays = (None if shape is None else tuple(shape)), []
+    for i, output in enumerate(outputs):
+        array = _numeric(output)
+        wanted = "numbers" if expected is None else f"an array of numbers of shape {expected}"
+        if array is None:
+            raise ValueError(f"{where}: call {start + i} returned {_describe(output)}; expected {wanted}")
+        array = array.reshape(1) if array.ndim == 0 else array
+        if expected is None:
+            expected = array.shape
+        elif array.shape != expected:
+            raise ValueError(f"{where}: call {start + i} returned shape {array.shape}, earlier calls returned "
+                             f"{expected}")
+        arrays.append(array)
+    return np.stack(arrays)
+
+
+def validate_output(samples, n: int, shape: tuple | None, where: str, start: int = 0) -> np.ndarray:
+    """Check a mechanism's batch: n finite numeric samples, each of the expected shape. `start` is the
+    index of the batch's first sample in its phase (calls are named by it in the messages)."""
+    if isinstance(samples, _Calls):
+        samples = _stack_calls(samples, shape, where, start)
+    else:
+        array = _numeric(samples)
+        if array is None:
+            raise ValueError(f"{where}: the mechanism returned {_describe(samples)} for samples {start}.."
+                             f"{start + n - 1}; expected an array of {n} numeric samples")
+        samples = array
     if samples.ndim == 1:
         samples = samples[:, None]
     if samples.ndim == 0 or samples.shape[0] != n:
         raise ValueError(f"{where}: asked for {n} samples, the mechanism returned an array of shape {samples.shape}")
     if shape is not None and samples.shape[1:] != tuple(shape):
-        raise ValueError(
-            f"{where}: each sample should have shape {tuple(shape)}, the mechanism returned {samples.shape[1:]}"
-        )
-    if not np.all(np.isfinite(samples)):
-        bad = int(np.sum(~np.all(np.isfinite(samples.reshape(n, -1)), axis=1)))
-        raise ValueError(f"{where}: the mechanism returned NaN or infinite values in {bad} of {n} samples")
+        raise ValueError(f"{where}: samples {start}..{start + n - 1} have shape {samples.shape[1:]}, earlier "
+                         f"samples had {tuple(shape)}")
+    finite = np.all(np.isfinite(samples.reshape(n, -1)), axis=1)
+    if not np.all(finite):
+        first = start + int(np.argmin(finite))
+        raise ValueError(f"{where}: the mechanism returned NaN or infinite values in {int(np.sum(~finite))} of {n} "
+                         f"samples (first: sample {first})")
     return samples
 
 
-def chunk_size_for(sample_shape: tuple, budget_bytes: int = _CHUNK_BYTES) -> int:
-    """Samples per chunk so that one raw chunk takes about `budget_bytes` (between 256 and 2^18)."""
+def chunk_size_for(sample_shape: tuple, n: int, budget_bytes: int = _CHUNK_BYTES) -> int:
+    """Samples per chunk of a phase of n samples: min(ceil(n / 20), about `budget_bytes` of raw output,
+    2^18), at least 1. It depends on (n, output shape) only, so results do not depend on the workers."""
     per_sample = 8 * int(np.prod(sample_shape, dtype=np.int64) or 1)
-    return int(np.clip(budget_bytes // per_sample, 256, 2**18))
+    return int(max(min(math.ceil(n / 20), budget_bytes // per_sample, 2**18), 1))
 
 
-def _draw(draw, n, seed_seq, shape, where, transform):
+def _draw(draw, n, seed_seq, shape, where, transform, start):
     rng = np.random.default_rng(seed_seq)
     try:
         raw = draw(n, rng)
     except Exception as error:  # the mechanism's own code failed: keep its traceback, say where
         raise MechanismError(where, error) from error
-    samples = validate_output(raw, n, shape, where)
+    samples = validate_output(raw, n, shape, where, start)
     return samples if transform is None else transform(samples)
+
+
+class Progress:
+    """Progress of an audit's phases: tqdm bars counting samples (mode "bars"), one summary line per
+    phase on stderr (mode "lines": samples, seconds, rate) or nothing (mode None).
+
+    A phase opened inside another (the screen's pilot audits) counts in the outer one. The phases
+    done and the one under way are kept, so that an interruption can say what was completed.
+    """
+
+    def __init__(self, mode: str | None = None):
+        if mode not in (None, "bars", "lines"):
+            raise ValueError(f"progress mode must be None, 'bars' or 'lines', got {mode!r}")
+        self.mode, self.done, self.current, self.stopped = mode, [], None, None
+
+    @classmethod
+    def auto(cls, progress) -> "Progress":
+        """From audit's `progress`: None = bars on a terminal or in a notebook, else lines; True = bars;
+        False = nothing; or a mode name."""
+        if progress is None:
+            interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
+            return cls("bars" if interactive else "lines")
+        if isinstance(progress, bool):
+            return cls("bars" if progress else None)
+        return cls(progress)
+
+    @contextlib.contextmanager
+    def phase(self, name: str, total: int, unit: str = "samples"):
+        """Yields advance(k), to call as k more `unit` are done."""
+        if self.current is not None:
+            outer = self.current
+            yield (lambda k: self._advance(outer, k)) if unit == outer["unit"] else (lambda k: None)
+            return
+        from tqdm.auto import tqdm
+
+        started = time.perf_counter()
+        bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
+                   disable=self.mode != "bars", smoothing=0.1)
+        self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
+        try:
+            yield lambda k: self._advance(current, k)
+        except BaseException:
+            self.stopped = current
+            raise
+        finally:
+            bar.close()
+            count, self.current = current["count"], None
+        seconds = time.perf_counter() - started
+        self.done.append({"phase": name, "unit": unit, "count": count, "seconds": seconds})
+        if self.mode == "lines":
+            rate = f" ({count / seconds:,.0f} {unit}/s)" if unit == "samples" and seconds > 0 else ""
+            units = unit[:-1] if count == 1 else unit
+            print(f"ndis: {name}: {count:,} {units} in {seconds:.1f} s{rate}", file=sys.stderr, flush=True)
+
+    def note(self, text: str):
+        """One line on stderr, unless silent."""
+        if self.mode is not None:
+            print(f"ndis: {text}", file=sys.stderr, flush=True)
+
+    @staticmethod
+    def _advance(phase: dict, k: int):
+        phase["count"] += k
+        phase["bar"].update(k)
+
+    def sampling_rate(self) -> float | None:
+        """Samples per second over the sampling phases done (both sides), or None before any."""
+        timed = [p for p in self.done if p["unit"] == "samples"]
+        seconds = sum(p["seconds"] for p in timed)
+        return sum(p["count"] for p in timed) / seconds if seconds > 0 else None
+
+    def summary(self) -> str:
+        """What was under way and what was completed, in one line."""
+        text = "before sampling started"
+        c = self.current or self.stopped
+        if c is not None:
+            text = f"during {c['name']} after {c['count']:,} of {c['total']:,} {c['unit']}"
+        done = [f"{p['phase']} ({p['count']:,} {p['unit']})" for p in self.done]
+        return text + ("; completed: " + ", ".join(done) if done else "; no phase was completed")
 
 
 class Executor:
     """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order."""
 
-    def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: bool = False):
+    def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None):
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
             raise ValueError(f"n_jobs must be a positive integer or -1 (all cores), got {n_jobs!r}")
-        self.n_jobs, self.backend, self.scheduler, self.progress = int(n_jobs), backend, scheduler, progress
+        self.n_jobs, self.backend, self.scheduler = int(n_jobs), backend, scheduler
+        self.progress = progress or Progress()
         self._client = self._cluster = None
         self._own_client = False
 
     def __enter__(self):
         if self.backend == "dask":
-            from distributed import Client, LocalCluster
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise ImportError('backend="dask" needs dask.distributed, which is not installed: '
+                                  'pip install "ndis[distributed]"') from None
 
             if isinstance(self.scheduler, Client):
                 self._client = self.scheduler
@@ -203,46 +349,54 @@ class Executor:
             return self._client.scatter(value, broadcast=True, hash=False)
         return value
 
-    def map(self, function, argument_lists, desc: str):
-        """[function(*args) for args in argument_lists], computed in parallel, results in order."""
-        from tqdm.auto import tqdm
+    def map(self, function, argument_lists, done: Callable[[int], None]):
+        """[function(*args) for args in argument_lists], computed in parallel, results in order;
+        done(i) is called as task i completes. Ctrl-C stops at once: the sequential path between
+        chunks, joblib and Dask by cancelling what is pending."""
+        if self.backend == "dask":
+            from distributed import as_completed
 
-        bar = tqdm(total=len(argument_lists), desc=desc, disable=not self.progress, leave=False)
-        try:
-            if self.backend == "dask":
-                futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
-                for future in futures:
-                    future.add_done_callback(lambda _: bar.update())
+            futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
+            index = {future.key: i for i, future in enumerate(futures)}
+            try:
+                for future in as_completed(futures):
+                    done(index[future.key])
                 return self._client.gather(futures)
-            if self.n_jobs == 1:
-                results = []
-                for args in argument_lists:
-                    results.append(function(*args))
-                    bar.update()
-                return results
-            from joblib import Parallel, delayed
-
+            except KeyboardInterrupt:
+                self._client.cancel(futures)
+                raise
+        if self.n_jobs == 1:
             results = []
-            for result in Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
-                delayed(function)(*args) for args in argument_lists
-            ):
-                results.append(result)
-                bar.update()
+            for i, args in enumerate(argument_lists):
+                results.append(function(*args))
+                done(i)
             return results
-        finally:
-            bar.close()
+        from joblib import Parallel, delayed
+
+        results = []
+        for i, result in enumerate(Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
+                delayed(function)(*args) for args in argument_lists)):
+            results.append(result)
+            done(i)
+        return results
 
 
-def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSequence, key: tuple, chunk: int,
-         shape, transform=None, desc: str = "sampling", name: str = "mechanism"):
-    """n samples from `draw_n(k, rng)` (a prepared sampler) in chunks of `chunk`, chunk j seeded by
-    key + (j,). Returns the concatenation of transform(chunk) (or of the raw validated chunks).
+def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSequence, key: tuple, chunk: int | None,
+         shape, transform=None, desc: str = "sampling", name: str = "mechanism", count: bool = True):
+    """n samples from `draw_n(k, rng)` (a prepared sampler) in chunks of `chunk` (None: `chunk_size_for`),
+    chunk j seeded by key + (j,). Returns the concatenation of transform(chunk) (or of the raw
+    validated chunks). With `count`, the phase `desc` is shown by the executor's Progress.
 
     The prepared sampler is shipped with the tasks (once per Dask worker), so its set-up is not
     repeated per chunk.
     """
-    sizes = [min(chunk, n - start) for start in range(0, n, chunk)]
+    chunk = int(chunk) if chunk else chunk_size_for(() if shape is None else shape, n)
+    starts = list(range(0, n, chunk))
+    sizes = [min(chunk, n - start) for start in starts]
     where = f"{name} ({desc})"
     draw_n = executor.share(draw_n)
-    tasks = [(draw_n, size, chunk_seed(root, *key, j), shape, where, transform) for j, size in enumerate(sizes)]
-    return np.concatenate(executor.map(_draw, tasks, desc))
+    tasks = [(draw_n, size, chunk_seed(root, *key, j), shape, where, transform, start)
+             for j, (size, start) in enumerate(zip(sizes, starts))]
+    phase = executor.progress.phase(desc, n) if count else contextlib.nullcontext(lambda k: None)
+    with phase as advance:
+        return np.concatenate(executor.map(_draw, tasks, lambda i: advance(sizes[i])))

@@ -11,8 +11,13 @@ the grid's union bound.
   p the smallest level at which it still does;
 * "inconclusive": no violation, and delta0 is below the detectable floor at eps0 (no outcome of an
   audit of this size could have shown a violation of that size);
-* "consistent": no violation although the audit could resolve deltas of size delta0. Black-box
-  evidence never proves a claim; this says the tested score found no violation at level alpha.
+* "no violation found": no violation although the audit could resolve deltas of size delta0.
+  Black-box evidence never proves a claim; this says the tested score found no violation at level
+  alpha, nothing more.
+
+When the claim is not violated, `audit` fills in `samples_needed`: the samples per side at which
+delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and `seconds_needed`, the time
+that would take at the audit's measured sampling rate.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import numpy as np
 
 from . import bounds, spectrum
 
-LABELS = ("violation", "consistent", "inconclusive")
+LABELS = ("violation", "no violation found", "inconclusive")
 
 
 @dataclass(eq=False)
@@ -39,8 +44,12 @@ class Verdict:
     floor: float
     direction: str
     alpha: float
+    samples_needed: int | None = None
+    seconds_needed: float | None = None
 
     def __post_init__(self):
+        if self.label == "consistent":  # the label of reports written before ndis said "no violation found"
+            self.label = "no violation found"
         if self.label not in LABELS:
             raise ValueError(f"unknown verdict {self.label!r}; allowed: {', '.join(LABELS)}")
 
@@ -57,13 +66,28 @@ class Verdict:
             return (f"violation of ({self.eps:g}, {self.delta:g}) with confidence {self.confidence:.4f}: "
                     f"delta({self.eps:g}) >= {self.lower_bound:.3g} ({self.direction})")
         if self.label == "inconclusive":
-            return (f"inconclusive at level {self.alpha:g}: the detectable floor {self.floor:.3g} at eps={self.eps:g} "
-                    f"is above the claimed delta {self.delta:g}; more samples are needed")
-        return (f"consistent with ({self.eps:g}, {self.delta:g}) at level {self.alpha:g}: "
-                f"no violation found (lower bound {self.lower_bound:.3g}, estimate {self.estimate:.3g})")
+            text = (f"inconclusive at level {self.alpha:g}: the detectable floor {self.floor:.3g} at eps={self.eps:g} "
+                    f"is above the claimed delta {self.delta:g}, so no audit of this size could show a violation")
+        else:
+            text = (f"no violation found of ({self.eps:g}, {self.delta:g}) at level {self.alpha:g} (lower bound "
+                    f"{self.lower_bound:.3g}, estimate {self.estimate:.3g}, floor {self.floor:.3g}); this is not "
+                    f"a proof of privacy")
+        if self.samples_needed is not None:
+            seconds = self.seconds_needed
+            time_needed = "" if seconds is None else f" (about {_duration(seconds)} of sampling)"
+            text += (f"; {self.samples_needed:,} samples per side{time_needed} would make delta={self.delta:g} "
+                     f"detectable at eps={self.eps:g}")
+        return text
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def check_claim(claimed) -> tuple[float, float]:
@@ -106,5 +130,5 @@ def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None, z_sel
             mid = (lo + hi) / 2
             lo, hi = (lo, mid) if lower(10**mid)[0] > delta0 else (mid, hi)
         return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha)
-    label = "inconclusive" if floor > delta0 else "consistent"
+    label = "inconclusive" if floor > delta0 else "no violation found"
     return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha)

@@ -76,7 +76,8 @@ def resolve(spec: str, **params):
     directory is appended (after every installed package, so that a user's `theory.py` or
     `mechanisms.py` never shadows a module ndis relies on). The attribute may be a Mechanism-like
     class (instantiated with `params`), an object with `sample`, or a batched / per-sample callable
-    (`params` bound as keyword arguments).
+    (`params` bound as keyword arguments by a `functools.partial` named after it, whose signature
+    shows the remaining parameters).
     """
     if ":" not in spec:
         return get(spec, **params)
@@ -95,5 +96,7 @@ def resolve(spec: str, **params):
     if params:
         if not callable(target):
             raise ValueError(f"{spec} is not callable, so it cannot take parameters {sorted(params)}")
-        return functools.wraps(target)(functools.partial(target, **params))
+        bound = functools.partial(target, **params)  # its signature is the partial's: kinds are detected right
+        bound.__name__, bound.__doc__ = getattr(target, "__name__", spec), getattr(target, "__doc__", None)
+        return bound
     return target

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -59,7 +60,9 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     assert saved["info"]["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
     assert saved["info"]["data"] == "synthetic:n=50,d=2,seed=1" and saved["verdict"]["label"]
     out = capsys.readouterr().out
-    assert "delta_hat" in out and "wrote" in out
+    header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
+    assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out
+    assert saved["verdict"]["label"] in ("no violation found", "inconclusive")
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -157,3 +160,66 @@ def test_one_audit_validates_and_factorises_each_dataset_once(tmp_path, monkeypa
     assert scans.count((300, 5)) == 1 and scans.count((299, 5)) == 1, scans
     rows = [shape[0] for shape in factorisations if len(shape) == 2]
     assert rows.count(300) == 1 and rows.count(299) == 1, factorisations
+
+
+@pytest.fixture
+def eps_plugin(tmp_path, monkeypatch):
+    (tmp_path / "eps_plugin.py").write_text(
+        "import numpy as np\n\n"
+        "def noisy_mean(data, rng, eps):\n"
+        "    return np.asarray(data)[:, 0].mean(keepdims=True) + rng.standard_normal(1) / eps\n\n"
+        "def either(*args):\n"
+        "    data, n, rng = args\n"
+        "    return np.asarray(data)[:, 0].mean() + rng.standard_normal((n, 1))\n\n"
+        "def ragged(data, rng):\n"
+        "    return rng.standard_normal(1 + int(rng.random() < 0.5))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    import sys
+
+    sys.modules.pop("eps_plugin", None)
+
+
+def test_a_per_sample_plug_in_with_a_parameter_is_called_per_sample(eps_plugin, capsys):
+    base = ["--data", "synthetic:n=20,d=2,seed=0", "--neighbor", "zero:0", "--samples", "2000", "--eps", "0:1:3",
+            "--scorer", "quadratic"]
+    assert main(["audit", "eps_plugin:noisy_mean", "--param", "eps=0.7", *base, "--out", str(eps_plugin / "a")]) == 0
+    assert json.loads((eps_plugin / "a" / "report.json").read_text())["info"]["kind"] == "per-sample"
+    assert main(["audit", "eps_plugin:either", "--kind", "batched", *base, "--out", str(eps_plugin / "b")]) == 0
+    assert json.loads((eps_plugin / "b" / "report.json").read_text())["info"]["kind"] == "batched"
+    argv = ["audit", "gaussian", "--param", "sigma=1", "--kind", "batched", *base, "--out", str(eps_plugin / "c")]
+    assert main(argv) == 2
+    assert "--kind applies to plug-in callables" in capsys.readouterr().err
+
+
+def test_outputs_of_varying_length_are_one_line_naming_the_call(eps_plugin, capsys):
+    argv = ["audit", "eps_plugin:ragged", "--data", "synthetic:n=20,d=2,seed=0", "--neighbor", "zero:0",
+            "--samples", "2000", "--out", str(eps_plugin / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert re.search(r"ragged \(training samples on D\): call \d+ returned shape \(\d,\), earlier calls returned", err)
+
+
+def test_a_missing_dask_is_one_line_with_the_install_command(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    argv = ["audit", "gaussian", "--param", "sigma=1", "--data", "synthetic:n=20,d=2,seed=0", "--neighbor", "remove:0",
+            "--samples", "2000", "--backend", "dask", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'pip install "ndis[distributed]"' in err
+
+
+def test_the_screen_fraction_and_its_cost_are_printed(tmp_path, capsys):
+    argv = ["audit", "examples.third_party_mechanism:noisy_column_means", "--param", "sigma_scale=0.25",
+            "--data", "synthetic:n=20,d=2,seed=0", "--samples", "1e4", "--eps", "0:1:3", "--scorer", "quadratic",
+            "--screen-fraction", "0.4", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["info"]["screen"]["samples"] == 8_000 and len(saved["info"]["screen"]["rows"]) == 4
+    captured = capsys.readouterr()
+    assert "(screen of rows " in captured.out and ": 8,000 samples, " in captured.out
+    screen = "ndis: neighbour screen (4 rows x 1,000 samples per side, 40% of the budget): 8,000 samples in"
+    assert screen in captured.err

@@ -136,6 +136,28 @@ def print_table(columns: dict, rows: int = 11, stream=None) -> None:
         print("  ".join(f"{float(values[i]):>12.5g}" for values in columns.values()), file=stream)
 
 
+def _declared_kind(mech, kind: str | None):
+    """The mechanism wrapped as --kind says (batched or per-sample), or unchanged without --kind."""
+    from ndis import auditor
+
+    if kind is None:
+        return mech
+    if not callable(mech) or callable(getattr(mech, "sample", None)) or callable(getattr(mech, "sampler", None)):
+        raise UsageError("--kind applies to plug-in callables, not to mechanism objects")
+    return auditor.batched(mech) if kind == "batched" else auditor.per_sample(mech)
+
+
+def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
+    """How the neighbouring row was chosen, with the screen's cost."""
+    text = f"{neighbor['relation']} row {neighbor['row']} ({neighbor['how']}"
+    if screen and "skipped" in screen:
+        text += f"; neighbour screen skipped: {screen['skipped']}"
+    elif screen:
+        text += (f" of rows {', '.join(map(str, screen['rows']))}: {screen['samples']:,} samples, "
+                 f"{screen['seconds']:.1f} s")
+    return text + ")"
+
+
 def command_audit(args, stream=None) -> None:
     """`ndis audit`: audit, print the table, write report.json, spectrum.csv and spectrum.png."""
     from ndis.auditor import audit
@@ -147,11 +169,11 @@ def command_audit(args, stream=None) -> None:
     out = _output_dir(args.out)
     data = datasets.load(args.data)
     data_prime, neighbor = _neighbour_pair(args, data)
-    mech = resolve(args.mechanism, **params)
+    mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
     report = audit(mech, data, data_prime, eps=eps, n_samples=args.samples, seed=args.seed, scorer=args.scorer,
                    features=args.features, alpha=args.alpha, claimed=claimed, n_jobs=args.jobs,
                    backend=args.backend, method=args.method, neighbor=neighbor, scheduler=args.scheduler,
-                   progress=None)
+                   screen_fraction=args.screen_fraction, progress=None)
     report.info["data"] = args.data
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
@@ -161,9 +183,14 @@ def command_audit(args, stream=None) -> None:
     report.plot(out / "spectrum.png", title=f"{report.info['mechanism']} on {args.data} "
                                             f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
     seconds = report.info["timings"]["total"]
-    print(f"{report.info['mechanism']} on {args.data}: {neighbor['relation']} row {neighbor['row']} "
-          f"({neighbor['how']}), scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
-    print(report.table(), file=stream)
+    print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
+          f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
+    columns = {"eps": report.eps, "delta": report.delta, "lower": report.delta_lower, "floor": report.floor}
+    if report.theory is not None:
+        columns["theory"] = report.theory
+    print_table(columns, stream=stream)
+    if report.verdict is not None:
+        print(report.verdict, file=stream)
     print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}", file=stream)
 
 
@@ -243,6 +270,12 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--neighbor", default=None,
                         help="RELATION[:ROWS]: remove|zero|replace|entry, ROWS = worst, random or an index "
                              "(default remove:worst; with --data-prime: the mechanism's declared relation)")
+    parser.add_argument("--screen-fraction", type=float, default=0.2, metavar="F",
+                        help="share of the sample budget the remove:worst row screen may spend (default 0.2; "
+                             "0 = no screen, the largest-leverage row)")
+    parser.add_argument("--kind", choices=("batched", "per-sample"),
+                        help="the plug-in's calling convention, f(data, n, rng) or f(data, rng) (default: "
+                             "from its signature)")
     parser.add_argument("--replacement", metavar="VALUES",
                         help="the new row for --neighbor replace:ROW (comma-separated), or COLUMN,VALUE for entry:ROW")
     parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
@@ -311,8 +344,12 @@ def main(argv=None) -> int:
         message = error.args[0] if error.args else type(error).__name__
         print(f"ndis {args.command}: error: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"ndis {args.command}: interrupted; nothing was written", file=sys.stderr)
+    except ImportError as error:  # a missing optional dependency: the message names the install command
+        print(f"ndis {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as error:
+        detail = f" {error}" if str(error) else ""
+        print(f"ndis {args.command}: interrupted{detail}; nothing was written", file=sys.stderr)
         return 130
     return 0
 

@@ -77,3 +77,26 @@ def test_signature_detection():
     assert sampling.as_sampler(lambda data, rng, size=3: None).kind == "batched"
     with pytest.raises(TypeError, match="callable"):
         sampling.as_sampler(42)
+
+
+def test_a_partial_is_read_by_its_own_signature_even_when_it_claims_to_wrap():
+    import functools
+
+    def per_sample(data, rng, eps):
+        return data
+
+    def batched(data, n, rng, eps):
+        return data
+
+    for function, kind in ((per_sample, "per-sample"), (batched, "batched")):
+        bound = functools.wraps(function)(functools.partial(function, eps=0.7))  # what resolve used to return
+        assert sampling.as_sampler(bound).kind == kind
+
+
+def test_a_one_candidate_selection_is_the_largest_leverage_row_without_a_pilot():
+    from ndis import theory
+
+    D = np.random.default_rng(0).standard_normal((12, 3))
+    row, D_prime, how = neighbors.select(object(), D, "remove", "worst", None, n_candidates=1)
+    assert (row, how) == (int(np.argmax(theory.leverages(D))), "max-leverage")
+    assert np.array_equal(D_prime, np.delete(D, row, axis=0))

@@ -103,16 +103,18 @@ def test_the_set_up_is_done_once_per_side():
 def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
     # D once (shared by the screen and the audit), each candidate D' once; the chosen candidate's
     # sampler is reused by the audit itself.
-    from ndis.auditor import neighbors
+    from ndis.auditor import neighbors, sampling
 
     _CountingGaussian.set_ups = []
     D = np.full((8, 1), 0.1)
     D[5] = 2.0
     report = audit(_CountingGaussian(query="sum", sigma=1.0), D, None, neighbor="remove:worst",
-                   eps=np.linspace(0, 1, 3), n_samples=4_000, chunk_size=1_000, seed=0, scorer="quadratic")
+                   eps=np.linspace(0, 1, 3), n_samples=4_000, chunk_size=1_000, seed=0, scorer="quadratic",
+                   screen_fraction=1.0)
     assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] == 5
-    n_candidates = len(neighbors.candidate_rows(D, 6))
-    assert _CountingGaussian.set_ups == [8] + [7] * n_candidates
+    screened = report.info["screen"]["rows"]
+    assert screened == neighbors.candidate_rows(D, 4, seed=sampling.chunk_seed(sampling.as_seed_sequence(0), 8))
+    assert _CountingGaussian.set_ups == [8] + [7] * len(screened)
 
 
 def test_a_duck_typed_sampler_serves_the_shape_probe_too():

@@ -139,7 +139,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         "Audits use the exact law given the public sketch (mean shift, derived here) as theory where it exists "
         "(ltm-gauss); ltm-laplace has no closed form here, so only the auditor speaks for it.",
         "exact_verdict compares the exact delta at the claimed eps with the claimed delta; audit_verdict is the "
-        "black-box test (a claimed delta below the detectable floor can only be 'inconclusive' or 'consistent').",
+        "black-box test (a claimed delta below the detectable floor can only give 'no violation found' or 'inconclusive').",
     ]
     return Reproduction(tables={"ridge-error-vs-eps": ridge, "lra-error-vs-eps": lra, "audits": audit_table},
                         figures=[path], notes=notes)

@@ -137,7 +137,7 @@ def print_table(columns: dict, rows: int = 11, stream=None) -> None:
 
 
 def command_audit(args, stream=None) -> None:
-    """`ndis audit`: audit, print the table, write report.json, spectrum.csv and spectrum.png."""
+    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
     from ndis.auditor import audit
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
@@ -155,16 +155,20 @@ def command_audit(args, stream=None) -> None:
     report.info["data"] = args.data
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
+    report.info["command"] = " ".join(sys.argv)
     report.to_json(out / "report.json")
     report.to_frame().to_csv(out / "spectrum.csv", index=False)
     neighbor = report.info["neighbor"]
-    report.plot(out / "spectrum.png", title=f"{report.info['mechanism']} on {args.data} "
-                                            f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    title = (f"{report.info['mechanism']} on {args.data} "
+             f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    report.plot(out / "spectrum.png", title=title)
+    report.to_html(out / "report.html", title=title)
     seconds = report.info["timings"]["total"]
     print(f"{report.info['mechanism']} on {args.data}: {neighbor['relation']} row {neighbor['row']} "
           f"({neighbor['how']}), scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
     print(report.table(), file=stream)
-    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}", file=stream)
+    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
+          file=stream)
 
 
 def command_theory(args) -> None:

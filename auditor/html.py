@@ -144,6 +144,8 @@ def summary(report) -> str:
 def page(report, title: str | None = None) -> str:
     """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript."""
     heading = title or report.title
+    hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
+              " them)." if np.any(report.delta < report.floor) else "")
     alt = f"privacy spectrum plot: estimate, lower bound, detectable floor{', ' + report.theory_label + ' curve' if report.theory_label else ''}"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -160,8 +162,7 @@ def page(report, title: str | None = None) -> str:
 {_verdict(report)}
 <h2>Privacy spectrum</h2>
 <figure><img src="data:image/png;base64,{_plot_png(report, title)}" alt="{_text(alt)}" width="1210" height="462">
-<figcaption class="note">Left: linear delta; right: log delta. Hollow points are estimates below the
-detectable floor (the audit could not have certified them).</figcaption></figure>
+<figcaption class="note">Left: linear delta; right: log delta.{hollow}</figcaption></figure>
 {_curve_note(report)}
 {_table(report, range(report.eps.size))}
 <h2>Provenance</h2>

@@ -47,10 +47,12 @@ def _verdict(report) -> str:
     """The verdict box, or a line saying no claim was tested."""
     v = report.verdict
     if v is None:
-        return '<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or <code>--claimed</code>).</p>'
-    return (f'<div class="verdict {_text(v.label)}"><strong id="verdict">Verdict: {_text(v.label)}</strong> '
-            f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: lower bound {_number(v.lower_bound)}, "
-            f"estimate {_number(v.estimate)}, detectable floor {_number(v.floor, 3)}, "
+        return ('<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or '
+                "<code>--claimed</code>).</p>")
+    return (f'<div class="verdict {_text(v.label)}"><strong>Verdict: {_text(v.label)}</strong> '
+            f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: "
+            f"lower bound {_number(v.lower_bound)}, estimate {_number(v.estimate)}, "
+            f"detectable floor {_number(v.floor, 3)}, "
             f"direction {_text(v.direction)}, alpha {v.alpha:g}</span></div>")
 
 
@@ -67,7 +69,8 @@ def _table(report, rows) -> str:
                  _number(report.delta_upper[i]), _number(report.floor[i], 3)]
         if report.theory is not None:
             cells.append(_number(report.theory[i]))
-        tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>" for k, c in enumerate(cells))
+        tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>"
+                      for k, c in enumerate(cells))
         body.append(f"<tr>{tds}</tr>")
     return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
@@ -146,7 +149,8 @@ def page(report, title: str | None = None) -> str:
     heading = title or report.title
     hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
-    alt = f"privacy spectrum plot: estimate, lower bound, detectable floor{', ' + report.theory_label + ' curve' if report.theory_label else ''}"
+    alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
+        f", {report.theory_label} curve" if report.theory_label else "")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -12,6 +12,7 @@ import numpy as np
 
 from ndis.core.curve import Curve
 
+from . import html
 from .verdict import Verdict
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
@@ -148,7 +149,7 @@ class AuditReport:
     def table(self, every: int | None = None) -> str:
         """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""
         step = every or max(len(self.eps) // 10, 1)
-        head = f"{'eps':>7} {'delta_hat':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
         lines = [head]
         for i in range(0, len(self.eps), step):
             line = f"{self.eps[i]:7.3f} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
@@ -159,41 +160,83 @@ class AuditReport:
             lines.append(str(self.verdict))
         return "\n".join(lines)
 
+    @property
+    def theory_label(self) -> str | None:
+        """The exact curve's kind: "exact", "asymptotic (r -> inf)" (or "asymptotic" for a law without
+        a sketch size r), "given", "theory" when unknown; None without an exact curve."""
+        if self.exact is None:
+            return None
+        source = self.info.get("theory")
+        if source == "asymptotic law":
+            return "asymptotic (r -> inf)" if "r" in (self.info.get("params") or {}) else "asymptotic"
+        return {"exact law": "exact", "given": "given"}.get(source, "theory")
+
     def plot(self, path=None, title: str | None = None):
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
-        log-delta panels; saved to `path` when given. Returns the matplotlib Figure."""
-        import matplotlib
+        log-delta panels; saved to `path` when given. Returns a matplotlib Figure made without
+        pyplot, so the session's backend and figure list are left alone."""
+        from matplotlib.figure import Figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-        for axis, log in zip(axes, (False, True)):
+        figure = Figure(figsize=(11, 4.2))
+        below = self.delta < self.floor
+        for axis, log in zip(figure.subplots(1, 2), (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
                               label=f"band (lower: simultaneous {1 - self.info.get('alpha', 0.05):.0%})")
             axis.plot(self.eps, self.delta_lower, color="tab:red", lw=0.8)
-            axis.plot(self.eps, self.delta, "o", color="tab:red", ms=3.5, label="estimate (max of both directions)")
+            axis.plot(self.eps[~below], self.delta[~below], "o", color="tab:red", ms=3.5,
+                      label="estimate (max of both directions)")
+            if below.any():
+                axis.plot(self.eps[below], self.delta[below], "o", color="tab:red", mfc="none", ms=4.5,
+                          label="estimate below detectable floor")
             if self.theory is not None:
-                axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label="exact")
+                axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
             axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
             if self.verdict is not None:
                 axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
             axis.set_xlabel("eps")
             axis.set_ylabel("delta")
             if log:
-                positive = np.concatenate([v[v > 0] for v in (self.delta, self.floor,
-                                                               self.theory if self.theory is not None else self.delta)])
+                shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
+                low = max(shown[shown > 0].min(initial=1.0), 1e-12)
+                if self.verdict is not None:  # the claimed point stays in view, however small
+                    low = min(low, self.verdict.delta)
                 axis.set_yscale("log")
-                if positive.size:
-                    axis.set_ylim(max(positive.min() / 3, 1e-12), 1.5)
+                axis.set_ylim(low / 3, 1.5)
             axis.grid(alpha=0.3)
-        axes[0].legend(fontsize=8)
-        figure.suptitle(title or f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
-                                 f"({self.info.get('n_samples', '?')} samples per side)")
+        figure.axes[0].legend(fontsize=8)
+        figure.suptitle(title or self.title)
         figure.tight_layout()
         if path is not None:
             path = pathlib.Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             figure.savefig(path, dpi=120)
-            plt.close(figure)
         return figure
+
+    @property
+    def title(self) -> str:
+        """The default title of the plot and of the HTML page."""
+        return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
+                f"({self.info.get('n_samples', '?')} samples per side)")
+
+    def to_html(self, path=None, title: str | None = None) -> str:
+        """The report as one self-contained HTML5 page (`auditor.html.page`); also written to `path`."""
+        text = html.page(self, title)
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return text
+
+    def __repr__(self) -> str:
+        lines = [f"AuditReport of {self.info.get('mechanism', 'a mechanism')}: {self.info.get('n_samples', '?')} "
+                 f"samples per side, eps {self.eps.min():g} to {self.eps.max():g} ({self.eps.size} points)"]
+        i = int(np.argmax(self.delta))
+        lines.append(f"  max estimate {self.delta[i]:.4g} at eps {self.eps[i]:g} "
+                     f"(lower bound {self.delta_lower[i]:.4g}, floor {self.floor[i]:.3g})")
+        if self.theory is not None:
+            lines.append(f"  {self.theory_label} curve: max {np.max(self.theory):.4g}")
+        lines.append(f"  verdict: {self.verdict}" if self.verdict is not None else "  no claim tested")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return html.summary(self)

@@ -7,6 +7,7 @@ so that no caller ever reports one direction as "the" delta.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,13 @@ class Curve:
     forward: np.ndarray
     reverse: np.ndarray
 
+    def __init_subclass__(cls, **kwargs):
+        """Subclasses (theory.Spectrum, ...) keep the short repr: set in the class body, it stops
+        @dataclass from generating a field dump."""
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = Curve.__repr__
+
     def __post_init__(self):
         for name in ("eps", "forward", "reverse"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=float))
@@ -44,3 +52,23 @@ class Curve:
     def direction(self, which: str) -> np.ndarray:
         """"forward", "reverse" or "max"."""
         return self.delta if check_direction(which) == "max" else getattr(self, which)
+
+    def _larger(self) -> str:
+        """The direction with the larger delta at more grid points ("forward", "reverse" or "equal")."""
+        balance = np.sum(self.forward > self.reverse) - np.sum(self.reverse > self.forward)
+        return "forward" if balance > 0 else "reverse" if balance < 0 else "equal"
+
+    def __repr__(self) -> str:
+        if not self.eps.size:
+            return f"{type(self).__name__}(no eps)"
+        i = int(np.argmax(self.delta))
+        return (f"{type(self).__name__}({self.eps.size} eps in [{self.eps.min():g}, {self.eps.max():g}], "
+                f"max delta {self.delta[i]:.4g} at eps {self.eps[i]:g}, larger direction: {self._larger()})")
+
+    def _repr_html_(self) -> str:
+        """At most 11 evenly spaced rows of eps, forward, reverse and delta."""
+        rows = np.unique(np.linspace(0, self.eps.size - 1, min(11, self.eps.size)).round().astype(int))
+        cells = "".join(f"<tr><td>{self.eps[i]:g}</td><td>{self.forward[i]:.4g}</td><td>{self.reverse[i]:.4g}</td>"
+                        f"<td>{self.delta[i]:.4g}</td></tr>" for i in rows)
+        return (f"<table><caption>{html.escape(repr(self))}</caption><thead><tr><th>eps</th><th>forward</th>"
+                f"<th>reverse</th><th>delta</th></tr></thead><tbody>{cells}</tbody></table>")

@@ -3,6 +3,7 @@
 import json
 import pathlib
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -55,10 +56,13 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
             "--data", "synthetic:n=50,d=2,seed=1", "--neighbor", "zero:0", "--samples", "6000", "--eps", "0:1:5",
             "--claimed", "1,1e-5", "--scorer", "quadratic", "--out", str(tmp_path)]
     assert main(argv) == 0
-    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png", "report.html"}
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["info"]["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
     assert saved["info"]["data"] == "synthetic:n=50,d=2,seed=1" and saved["verdict"]["label"]
+    assert saved["info"]["command"] == " ".join(sys.argv)
+    page = (tmp_path / "report.html").read_text()
+    assert f"Verdict: {saved['verdict']['label']}" in page and "data:image/png;base64," in page
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
     assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out

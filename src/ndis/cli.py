@@ -159,7 +159,7 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
 
 
 def command_audit(args, stream=None) -> None:
-    """`ndis audit`: audit, print the table, write report.json, spectrum.csv and spectrum.png."""
+    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
     from ndis.auditor import audit
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
@@ -177,11 +177,14 @@ def command_audit(args, stream=None) -> None:
     report.info["data"] = args.data
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
+    report.info["command"] = " ".join(sys.argv)
     report.to_json(out / "report.json")
     report.to_frame().to_csv(out / "spectrum.csv", index=False)
     neighbor = report.info["neighbor"]
-    report.plot(out / "spectrum.png", title=f"{report.info['mechanism']} on {args.data} "
-                                            f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    title = (f"{report.info['mechanism']} on {args.data} "
+             f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    report.plot(out / "spectrum.png", title=title)
+    report.to_html(out / "report.html", title=title)
     seconds = report.info["timings"]["total"]
     print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
           f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
@@ -191,7 +194,8 @@ def command_audit(args, stream=None) -> None:
     print_table(columns, stream=stream)
     if report.verdict is not None:
         print(report.verdict, file=stream)
-    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}", file=stream)
+    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
+          file=stream)
 
 
 def command_theory(args) -> None:

@@ -39,6 +39,7 @@ def test_memo_computes_once_per_validated_dataset_and_is_freed_with_it():
     assert len(calls) == 1
     validation.memo(np.ones((5, 2)), "sum", compute)      # not validated: computed, not kept
     assert len(calls) == 2
+    gc.collect()  # datasets of earlier tests left in reference cycles go first
     count = len(validation._VALIDATED)
     del D
     gc.collect()

@@ -1,0 +1,177 @@
+"""An audit report as HTML: `page` is report.html, one self-contained HTML5 file (the plot inlined
+as a PNG data URI, inline CSS, no scripts, nothing fetched from the network); `summary` is the
+fragment a notebook shows for a report (no plot)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+
+import numpy as np
+
+_STYLE = """
+body { font-family: system-ui, "Segoe UI", "DejaVu Sans", Arial, sans-serif; color: #1d1d1f;
+       max-width: 72rem; margin: 1.5rem auto; padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.5rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.15rem; margin-top: 1.6rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.15rem 0.7rem; text-align: right; border-bottom: 1px solid #eee; }
+th { background: #f4f4f6; }
+td.below { color: #888; font-style: italic; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; }
+.verdict { padding: 0.6rem 0.9rem; border-left: 0.4rem solid; margin: 0.8rem 0; }
+.violation { border-color: #c0392b; background: #fbeceb; }
+.consistent { border-color: #27864a; background: #eaf6ee; }
+.inconclusive { border-color: #b7950b; background: #fdf7e3; }
+.note { color: #555; font-size: 0.9rem; }
+"""
+
+
+def _number(value, digits: int = 4) -> str:
+    """`value` to `digits` significant digits; a dash for None or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "&ndash;"
+    return f"{float(value):.{digits}g}"
+
+
+def _text(value) -> str:
+    return html.escape(str(value))
+
+
+def _verdict(report) -> str:
+    """The verdict box, or a line saying no claim was tested."""
+    v = report.verdict
+    if v is None:
+        return ('<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or '
+                "<code>--claimed</code>).</p>")
+    return (f'<div class="verdict {_text(v.label)}"><strong>Verdict: {_text(v.label)}</strong> '
+            f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: "
+            f"lower bound {_number(v.lower_bound)}, estimate {_number(v.estimate)}, "
+            f"detectable floor {_number(v.floor, 3)}, "
+            f"direction {_text(v.direction)}, alpha {v.alpha:g}</span></div>")
+
+
+def _table(report, rows) -> str:
+    """The curves at the grid indices `rows`; estimates below the detectable floor in grey italics."""
+    names = ["eps", "estimate", "lower bound", "upper band", "floor"]
+    if report.theory is not None:
+        names.append(report.theory_label)
+    head = "".join(f'<th scope="col">{_text(name)}</th>' for name in names)
+    body = []
+    for i in rows:
+        below = report.delta[i] < report.floor[i]
+        cells = [f"{report.eps[i]:g}", _number(report.delta[i]), _number(report.delta_lower[i]),
+                 _number(report.delta_upper[i]), _number(report.floor[i], 3)]
+        if report.theory is not None:
+            cells.append(_number(report.theory[i]))
+        tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>"
+                      for k, c in enumerate(cells))
+        body.append(f"<tr>{tds}</tr>")
+    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _curve_note(report) -> str:
+    """What the exact curve column is."""
+    label = report.theory_label
+    source = report.info.get("theory")
+    if label is None:
+        why = f" ({_text(source)})" if isinstance(source, str) and source.startswith("failed") else ""
+        return f'<p class="note">No exact curve: the mechanism has no Gaussian output law{why}.</p>'
+    meaning = {"exact": "the exact privacy curve of the mechanism's Gaussian output law",
+               "given": "the curve given by the caller (<code>exact=</code>)",
+               "theory": "the reference curve stored with the report"}.get(
+        label, "the curve of the asymptotic normal law (a limit, not the exact law at this size)")
+    return f'<p class="note">The <strong>{_text(label)}</strong> column and curve: {meaning}.</p>'
+
+
+def _plain_text(value) -> str:
+    """A dict as `key=value, ...`; anything else as str."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def _provenance(report) -> str:
+    """Command line, data, neighbour, sizes, seed, timings and versions, as a definition list."""
+    info = report.info
+    items = {"command": info.get("command"), "mechanism": info.get("mechanism"),
+             "kind": info.get("kind"), "parameters": info.get("params"),
+             "data": info.get("data"), "data_prime": info.get("data_prime")}
+    neighbour = info.get("neighbor")
+    if neighbour:
+        items["neighbour"] = f"{neighbour.get('relation')} row {neighbour.get('row')} ({neighbour.get('how')})"
+    items.update({"samples per side": info.get("n_samples"), "split": info.get("sizes"),
+                  "method": info.get("method"), "scorer": info.get("scorer"), "alpha": info.get("alpha")})
+    seed = info.get("seed")
+    if isinstance(seed, dict):
+        items["seed entropy"] = seed.get("entropy")
+        items["seed spawn key"] = seed.get("spawn_key") or None
+    if info.get("backend") is not None:
+        items["sampling"] = f"{info.get('backend')}, n_jobs={info.get('n_jobs')}"
+    items["exact curve source"] = info.get("theory")
+    timings = info.get("timings") or {}
+    items["timings"] = ", ".join(f"{k} {v:.2f} s" for k, v in timings.items() if isinstance(v, (int, float))) or None
+    versions = info.get("versions") or {}
+    items["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None) or None
+    rows = "".join(f"<dt>{_text(k)}</dt><dd>{_text(_plain_text(v))}</dd>" for k, v in items.items() if v is not None)
+    return f"<dl>{rows}</dl>"
+
+
+def _plot_png(report, title) -> str:
+    """report.plot as a base64 PNG."""
+    buffer = io.BytesIO()
+    report.plot(title=title).savefig(buffer, format="png", dpi=110)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _heading(report, title) -> str:
+    params = report.info.get("params")
+    detail = f" ({_text(_plain_text(params))})" if params else ""
+    return (f"<h1>{_text(title or report.title)}</h1>"
+            f'<p class="note">Black-box audit of <strong>{_text(report.info.get("mechanism", "a mechanism"))}</strong>'
+            f"{detail} with ndis: delta-hat(eps) from samples, a lower bound holding simultaneously over the grid, "
+            f"and the smallest delta the sample size can certify (detectable floor).</p>")
+
+
+def summary(report) -> str:
+    """A notebook summary of `report`: heading, verdict and an 11-row table (no plot)."""
+    rows = np.unique(np.linspace(0, report.eps.size - 1, min(11, report.eps.size)).round().astype(int))
+    return f"<div>{_heading(report, None)}{_verdict(report)}{_table(report, rows)}{_curve_note(report)}</div>"
+
+
+def page(report, title: str | None = None) -> str:
+    """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript."""
+    heading = title or report.title
+    hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
+              " them)." if np.any(report.delta < report.floor) else "")
+    alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
+        f", {report.theory_label} curve" if report.theory_label else "")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_text(heading)}</title>
+<style>{_STYLE}</style>
+</head>
+<body>
+<main>
+{_heading(report, title)}
+<h2>Verdict</h2>
+{_verdict(report)}
+<h2>Privacy spectrum</h2>
+<figure><img src="data:image/png;base64,{_plot_png(report, title)}" alt="{_text(alt)}" width="1210" height="462">
+<figcaption class="note">Left: linear delta; right: log delta.{hollow}</figcaption></figure>
+{_curve_note(report)}
+{_table(report, range(report.eps.size))}
+<h2>Provenance</h2>
+{_provenance(report)}
+</main>
+</body>
+</html>
+"""

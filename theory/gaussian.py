@@ -2,17 +2,95 @@
 2023, NDIS, Appendix C, Propositions 5-7, Corollary 4).
 
 For outputs N(m, sigma^2 I) and N(m', sigma^2 I) with mu = ||m - m'|| / sigma the privacy loss is
-L ~ N(mu^2/2, mu^2) and delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang
-2018, Theorem 8), evaluated here without that subtraction by the contour integral of `theory.quadratic_loss`.
+L ~ N(mu^2/2, mu^2) and (Balle & Wang 2018, Theorem 8), with a = eps/mu - mu/2 and b = a + mu,
+
+    delta(eps) = Phi(-a) - e^eps Phi(-b) = phi(a) J(a),   J(a) = R(a) - R(b),
+
+R(x) = Phi(-x) / phi(x) the Mills ratio (e^eps phi(b) = phi(a)). J is computed without the
+subtraction where it cancels: by the asymptotic series of R for a >= 10, by Gauss-Legendre
+quadrature of J = int_a^b (1 - t R(t)) dt for mu <= 1, and from log R(b) - log R(a) elsewhere
+(there 1 - R(b)/R(a) >= ~mu/a is not small). Everything is returned as ln delta.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
+from scipy import special
 
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
+
+_ASYMPTOTIC = 10.0          # a >= this: 29 terms of the Mills-ratio series reach 1e-17 (see _j_asymptotic)
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
+
+
+def _log_mills(x):
+    """ln R(x) = ln(Phi(-x) / phi(x)): via erfcx for x >= 0, via log_ndtr below (no overflow)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        positive = np.log(np.sqrt(0.5 * np.pi) * special.erfcx(np.abs(x) / np.sqrt(2.0)))
+        negative = special.log_ndtr(-x) + 0.5 * x * x + _LOG_SQRT_2PI
+    return np.where(x >= 0, positive, negative)
+
+
+def _j_asymptotic(a, b, mu):
+    """ln J for a >= 10: R(x) ~ sum_k (-1)^k (2k-1)!! x^-(2k+1) at x = a and x = b, differenced term
+    by term as x^-(2k+1) (1 - q^(2k+1)) = x^-(2k+1) (1 - q) sum_{j <= 2k} q^j, q = a/b, 1 - q = mu/b.
+    The remainder is below (2K+3)!! / a^(2K+2) relative (Watson's lemma on int e^{-as-s^2/2}(1-e^{-mu s}) ds)."""
+    q, u2 = a / b, 1.0 / (a * a)
+    total, term, power, partial = np.zeros_like(a), np.ones_like(a), np.ones_like(a), np.ones_like(a)
+    for k in range(29):
+        piece = term * partial
+        total += piece
+        if np.all(np.abs(piece) <= 1e-17 * np.abs(total)):
+            break
+        term = term * (-(2 * k + 1) * u2)
+        power = power * q
+        partial = partial + power * (1.0 + q)
+        power = power * q
+    return np.log(mu) - np.log(b) - np.log(a) + np.log(total)
+
+
+def _j_quadrature(a, mu):
+    """ln J for mu <= 1: J = int_a^{a+mu} (1 - t R(t)) dt (R' = t R - 1), 12-point Gauss-Legendre
+    (the integrand is entire; error ~ (mu/2)^24 / 24! times its 24th derivative)."""
+    t = a[:, None] + 0.5 * mu[:, None] * (1.0 + _NODES[None, :])
+    slope = 1.0 - t * np.sqrt(0.5 * np.pi) * special.erfcx(t / np.sqrt(2.0))
+    return np.log(0.5 * mu * (slope @ _WEIGHTS))
+
+
+def _log_delta_nonnegative(eps, mu):
+    """(ln delta, ln J, b) for eps >= 0 and mu > 0 (flat arrays of one shape)."""
+    a = eps / mu - 0.5 * mu
+    b = a + mu
+    log_j = np.empty_like(a)
+    far = a >= _ASYMPTOTIC
+    small = ~far & (mu <= 1.0)
+    rest = ~far & ~small
+    if np.any(far):
+        log_j[far] = _j_asymptotic(a[far], b[far], mu[far])
+    if np.any(small):
+        log_j[small] = _j_quadrature(a[small], mu[small])
+    if np.any(rest):
+        log_a = _log_mills(a[rest])
+        log_j[rest] = log_a + np.log(-np.expm1(_log_mills(b[rest]) - log_a))
+    with np.errstate(over="ignore"):
+        log_phi = -0.5 * a * a - _LOG_SQRT_2PI
+    return log_phi + log_j, log_j, b
+
+
+def _log_delta_flat(eps, mu):
+    """ln delta for flat arrays: delta(eps) = 1 - e^eps + e^eps delta(-eps) for eps < 0 (the pair
+    is symmetric), both terms positive; mu = 0 gives (1 - e^eps)_+."""
+    out = np.full(eps.shape, -np.inf)
+    negative = eps < 0
+    live = mu > 0
+    with np.errstate(divide="ignore"):
+        out[negative] = np.log(-np.expm1(eps[negative]))
+    if np.any(live):
+        mirrored, _, _ = _log_delta_nonnegative(np.abs(eps[live]), mu[live])
+        out[live] = np.where(negative[live], np.logaddexp(out[live], eps[live] + mirrored), mirrored)
+    return np.minimum(out, 0.0)
 
 
 def gaussian_log_delta(eps, mu):
@@ -20,10 +98,8 @@ def gaussian_log_delta(eps, mu):
     eps_arr, mu_arr = np.broadcast_arrays(as_eps(eps), as_finite_array(mu, "mu"))
     if np.any(mu_arr < 0):
         raise ValueError("mu = sensitivity / sigma must be non-negative")
-    flat_mu = mu_arr.reshape(-1)
-    loss = QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.5 * flat_mu**2, normal_var=flat_mu**2)
-    out = _log_delta(loss, eps_arr.reshape(-1)).reshape(eps_arr.shape)
-    return scalar_or_array(out, eps if np.ndim(eps) else mu)
+    out = _log_delta_flat(eps_arr.reshape(-1).astype(float), mu_arr.reshape(-1).astype(float))
+    return scalar_or_array(out.reshape(eps_arr.shape), eps if np.ndim(eps) else mu)
 
 
 def gaussian_delta(eps, mu):
@@ -32,21 +108,70 @@ def gaussian_delta(eps, mu):
     return scalar_or_array(np.exp(np.asarray(log)), eps if np.ndim(eps) else mu)
 
 
+def _newton(f, lo, hi, start, rtol, atol=0.0):
+    """Safeguarded Newton iteration on a decreasing f (f(lo) > 0 > f(hi)), vectorised: f(x) returns
+    (value, slope); a step leaving the bracket is replaced by bisection."""
+    x = start.copy()
+    for _ in range(100):
+        value, slope = f(x)
+        lo = np.where(value > 0, x, lo)
+        hi = np.where(value < 0, x, hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = value / slope
+        done = (np.abs(step) <= rtol * np.abs(x) + atol) | (value == 0)
+        new = x - step
+        outside = ~done & ~((new > lo) & (new < hi))
+        x = np.where(outside, 0.5 * (lo + hi), new)
+        if np.all(done):
+            break
+    return x
+
+
+def gaussian_epsilon(delta, mu):
+    """Smallest eps >= 0 with delta(eps; mu) <= delta (broadcasting): Newton on ln delta, whose slope
+    is -R(b) / J, from the bracket [0, mu^2/2 + mu sqrt(2 ln(1/delta))] (at its right end
+    delta(eps) <= Phi(-a) <= e^{-a^2/2} / 2 = delta / 2)."""
+    delta_arr, mu_arr = np.broadcast_arrays(check_probability(delta), as_finite_array(mu, "mu"))
+    if np.any(mu_arr < 0):
+        raise ValueError("mu = sensitivity / sigma must be non-negative")
+    goal, mu_flat = np.log(delta_arr.reshape(-1)), mu_arr.reshape(-1).astype(float)
+    out = np.zeros(goal.shape)
+    live = mu_flat > 0
+    live[live] = _log_delta_flat(np.zeros(np.count_nonzero(live)), mu_flat[live]) > goal[live]
+    if np.any(live):
+        g, m = goal[live], mu_flat[live]
+
+        def excess(e):
+            log_delta, log_j, b = _log_delta_nonnegative(e, m)
+            return log_delta - g, -np.exp(_log_mills(b) - log_j)
+
+        hi = 0.5 * m * m + m * np.sqrt(-2.0 * g)
+        out[live] = _newton(excess, np.zeros_like(g), hi, hi, 4e-16)
+    return scalar_or_array(out.reshape(delta_arr.shape), delta if np.ndim(delta) else mu)
+
+
 def gaussian_mu(eps: float, delta: float) -> float:
     """The unique mu = sensitivity / sigma with delta(eps; mu) = delta (delta increases with mu,
-    Lu et al. 2023, NDIS, Proposition 6): root of ln delta(eps; mu) - ln delta by Brent's method."""
+    Lu et al. 2023, NDIS, Proposition 6): Newton on ln delta in ln mu, whose slope is mu / J
+    (d delta / d mu = phi(a), Balle & Wang 2018, proof of Theorem 8)."""
     eps = float(as_finite_array(eps, "eps"))
     delta = float(check_probability(delta))
     if eps < 0:
         raise ValueError(f"eps must be non-negative, got {eps}")
     goal = np.log(delta)
-    gap = lambda log_mu: gaussian_log_delta(eps, np.exp(log_mu)) - goal
-    lo, hi = -1.0, 1.0
-    while gap(lo) > 0:
+    e = np.array([eps])
+
+    def excess(log_mu):
+        mu = np.exp(log_mu)
+        log_delta, log_j, _ = _log_delta_nonnegative(e, mu)
+        return goal - log_delta, -mu * np.exp(-log_j)        # decreasing in ln mu
+
+    lo, hi = np.array([-1.0]), np.array([1.0])
+    while excess(lo)[0][0] < 0:
         lo -= 2.0
-    while gap(hi) < 0:
+    while excess(hi)[0][0] > 0:
         hi += 2.0
-    return float(np.exp(optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-15)))
+    return float(np.exp(_newton(excess, lo, hi, 0.5 * (lo + hi), 0.0, 4e-16)[0]))
 
 
 def gaussian_sigma(eps, delta, sensitivity=1.0):

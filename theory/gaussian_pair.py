@@ -117,6 +117,24 @@ class GaussianPair:
         """The pair Q||P."""
         return GaussianPair(self.law2.mean, self.law2.cov, self.law1.mean, self.law1.cov, self.copies)
 
+    def _summary(self):
+        """(dimension, covariances identical, ||mean1 - mean2||) for the reprs."""
+        return (self.law1.mean.size, bool(np.array_equal(self.law1.cov, self.law2.cov)),
+                float(np.linalg.norm(self.law1.mean - self.law2.mean)))
+
+    def __repr__(self) -> str:
+        dim, same, shift = self._summary()
+        copies = f", copies={self.copies}" if self.copies != 1 else ""
+        return f"GaussianPair(dim={dim}, identical_covariances={same}, mean_shift_norm={shift:.4g}{copies})"
+
+    def _repr_html_(self) -> str:
+        dim, same, shift = self._summary()
+        rows = [("dimension", dim), ("identical covariances", "yes" if same else "no"),
+                ("||mean1 - mean2||", f"{shift:.4g}"), ("copies", self.copies),
+                ("mutually continuous", "yes" if self.mutually_continuous else "no (delta = 1)")]
+        body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)
+        return f"<b>GaussianPair</b> P = N(mean1, cov1), Q = N(mean2, cov2)<table>{body}</table>"
+
     @property
     def mutually_continuous(self) -> bool:
         """False when the supports differ: then delta = 1 for every eps, in both directions."""

@@ -354,3 +354,12 @@ def test_equal_covariances_take_the_closed_form():
     eps = np.linspace(-3.0, 40.0, 44)
     assert np.array_equal(pair.log_delta(eps), gaussian_log_delta(eps, 1.0))
     assert pair.epsilon(1e-7) == gaussian_epsilon(1e-7, 1.0)
+
+
+def test_reprs_are_short():
+    pair = GaussianPair(np.zeros(200), np.eye(200), np.full(200, 0.1), np.eye(200), copies=3)
+    assert repr(pair) == "GaussianPair(dim=200, identical_covariances=True, mean_shift_norm=1.414, copies=3)"
+    html = pair._repr_html_()
+    assert "200" in html and "1.414" in html and len(html) < 600
+    other = GaussianPair([0.0], [[1.0]], [1.0], [[2.0]])
+    assert repr(other) == "GaussianPair(dim=1, identical_covariances=False, mean_shift_norm=1)"

@@ -19,7 +19,10 @@ from scipy import special
 
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
-_ASYMPTOTIC = 10.0          # a >= this: 29 terms of the Mills-ratio series reach 1e-17 (see _j_asymptotic)
+_ASYMPTOTIC = 10.0          # a >= this: the Mills-ratio series of _j_asymptotic, K terms:
+_SERIES = ((10.0, 16.0, 29), (16.0, 40.0, 13), (40.0, 1e3, 7), (1e3, np.inf, 3))   # (a from, a below, K)
+_LOG_DOUBLE_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(2.0 * np.arange(28) + 1.0))])  # ln (2k-1)!!
+_SIGNS = (-1.0) ** np.arange(29)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
 
@@ -33,22 +36,20 @@ def _log_mills(x):
     return np.where(x >= 0, positive, negative)
 
 
-def _j_asymptotic(a, b, mu):
-    """ln J for a >= 10: R(x) ~ sum_k (-1)^k (2k-1)!! x^-(2k+1) at x = a and x = b, differenced term
-    by term as x^-(2k+1) (1 - q^(2k+1)) = x^-(2k+1) (1 - q) sum_{j <= 2k} q^j, q = a/b, 1 - q = mu/b.
-    The remainder is below (2K+3)!! / a^(2K+2) relative (Watson's lemma on int e^{-as-s^2/2}(1-e^{-mu s}) ds)."""
-    q, u2 = a / b, 1.0 / (a * a)
-    total, term, power, partial = np.zeros_like(a), np.ones_like(a), np.ones_like(a), np.ones_like(a)
-    for k in range(29):
-        piece = term * partial
-        total += piece
-        if np.all(np.abs(piece) <= 1e-17 * np.abs(total)):
-            break
-        term = term * (-(2 * k + 1) * u2)
-        power = power * q
-        partial = partial + power * (1.0 + q)
-        power = power * q
-    return np.log(mu) - np.log(b) - np.log(a) + np.log(total)
+def _j_asymptotic(a, mu):
+    """ln J for a >= 10 from R(x) ~ sum_k (-1)^k (2k-1)!! x^-(2k+1) at x = a and x = b = a + mu,
+    differenced term by term without cancellation: a^-(2k+1) - b^-(2k+1) = a^-(2k+1) (-expm1(-(2k+1)
+    ln(1 + mu/a))). After K terms the remainder is below (2K+3)!! / a^(2K+2) relative (Watson's lemma on
+    J = int e^{-as - s^2/2} (1 - e^{-mu s}) ds); _SERIES lists the K that keeps it below 1e-17."""
+    log_a, log_ratio = np.log(a), np.log1p(mu / a)
+    out = np.empty_like(a)
+    for lower, upper, count in _SERIES:
+        rows = (a >= lower) & (a < upper)
+        if np.any(rows):
+            k = np.arange(count)[:, None]
+            terms = np.exp(_LOG_DOUBLE_FACTORIAL[:count, None] - 2 * k * log_a[rows]) * -np.expm1(-(2 * k + 1) * log_ratio[rows])
+            out[rows] = np.log(_SIGNS[:count] @ terms)
+    return out - log_a
 
 
 def _j_quadrature(a, mu):
@@ -61,14 +62,15 @@ def _j_quadrature(a, mu):
 
 def _log_delta_nonnegative(eps, mu):
     """(ln delta, ln J, b) for eps >= 0 and mu > 0 (flat arrays of one shape)."""
-    a = eps / mu - 0.5 * mu
+    with np.errstate(over="ignore"):
+        a = eps / mu - 0.5 * mu
     b = a + mu
-    log_j = np.empty_like(a)
-    far = a >= _ASYMPTOTIC
-    small = ~far & (mu <= 1.0)
-    rest = ~far & ~small
+    log_j = np.full_like(a, -np.inf)          # stays -inf where eps / mu overflows: delta = 0 in float
+    far = (a >= _ASYMPTOTIC) & np.isfinite(a)
+    small = (a < _ASYMPTOTIC) & (mu <= 1.0)
+    rest = (a < _ASYMPTOTIC) & (mu > 1.0)
     if np.any(far):
-        log_j[far] = _j_asymptotic(a[far], b[far], mu[far])
+        log_j[far] = _j_asymptotic(a[far], mu[far])
     if np.any(small):
         log_j[small] = _j_quadrature(a[small], mu[small])
     if np.any(rest):

@@ -3,7 +3,8 @@
 Needs `pip install dp-accounting` (the `bench` extra: `pip install -e ".[bench]"`); installs nothing
 itself. Without it, the comparison is against a straightforward scipy evaluation of the same
 two-term formula in log space (what dp_accounting does). Printed, all measured in this run, each
-comparison timed in this one process, ours and theirs alternating, medians of REPEATS:
+comparison timed in this one process, ours and theirs alternating, medians of REPEATS (the ratio
+column is the median of the ratios of neighbouring runs):
 
 (1) the analytic Gaussian delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle & Wang
     2018, Theorem 8) on a 1000-point eps grid: time per grid, ratio theirs / ours, and each side's
@@ -31,7 +32,7 @@ from ndis.theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_sigm
 from ndis.theory.gaussian_pair import GaussianPair  # noqa: E402
 from tests.theory.references import gaussian_delta_mp  # noqa: E402
 
-REPEATS = 15
+REPEATS = 31
 SIGMAS = (0.5, 1.0, 4.8448, 30.0)
 GRID = np.linspace(0.0, 30.0, 1000)
 
@@ -73,7 +74,9 @@ except ImportError:
 
 
 def side_by_side(ours, theirs):
-    """Median wall time of each, alternating the two REPEATS times (after one warm-up call each)."""
+    """Median wall times of each, alternating the two REPEATS times (after one warm-up call each),
+    and the median of the REPEATS ratios theirs / ours of neighbouring runs (robust to load bursts
+    on a shared machine, which hit both runs of a pair)."""
     ours(), theirs()
     mine, other = [], []
     for _ in range(REPEATS):
@@ -83,7 +86,7 @@ def side_by_side(ours, theirs):
         start = time.perf_counter()
         theirs()
         other.append(time.perf_counter() - start)
-    return statistics.median(mine), statistics.median(other)
+    return statistics.median(mine), statistics.median(other), statistics.median(np.divide(other, mine))
 
 
 def worst_relative_error(values, references):
@@ -115,24 +118,24 @@ def main() -> None:
     print(f"(1) analytic Gaussian, 1000-point eps grid in [0, 30]; errors vs mpmath (150 digits) where delta >= 1e-300")
     print(f"    {'sigma':>7}{'ours [ms]':>11}{'theirs [ms]':>13}{'theirs/ours':>13}{'our max rel err':>17}{'their max rel err':>19}")
     for sigma in SIGMAS:
-        mine, other = side_by_side(lambda: gaussian_delta(GRID, 1.0 / sigma), their_grid(sigma))
+        mine, other, ratio = side_by_side(lambda: gaussian_delta(GRID, 1.0 / sigma), their_grid(sigma))
         references = [gaussian_delta_mp(e, 1.0 / sigma, dps=150) for e in GRID]
         ours_err = worst_relative_error(gaussian_delta(GRID, 1.0 / sigma), references)
         theirs_err = worst_relative_error(their_grid(sigma)(), references)
-        print(f"    {sigma:>7g}{1e3 * mine:>11.3f}{1e3 * other:>13.3f}{other / mine:>13.2f}{ours_err:>17.1e}{theirs_err:>19.1e}")
+        print(f"    {sigma:>7g}{1e3 * mine:>11.3f}{1e3 * other:>13.3f}{ratio:>13.2f}{ours_err:>17.1e}{theirs_err:>19.1e}")
     print()
     print("(2) per call: epsilon(delta) for sigma = 1 / mu; sigma(eps, delta) of the analytic calibration")
     print(f"    {'call':<34}{'ours [ms]':>11}{'theirs [ms]':>13}{'theirs/ours':>13}{'|ours - theirs|':>17}")
     for sigma, delta in ((0.5, 1e-5), (1.0, 1e-5), (4.8448, 1e-10), (30.0, 1e-5)):
-        mine, other = side_by_side(lambda: gaussian_epsilon(delta, 1.0 / sigma), lambda: their_epsilon(sigma, delta))
+        mine, other, ratio = side_by_side(lambda: gaussian_epsilon(delta, 1.0 / sigma), lambda: their_epsilon(sigma, delta))
         gap = abs(gaussian_epsilon(delta, 1.0 / sigma) - their_epsilon(sigma, delta))
         print(f"    {f'epsilon(delta={delta:g}), sigma={sigma:g}':<34}{1e3 * mine:>11.3f}{1e3 * other:>13.3f}"
-              f"{other / mine:>13.2f}{gap:>17.1e}")
+              f"{ratio:>13.2f}{gap:>17.1e}")
     for eps, delta in ((0.1, 1e-5), (1.0, 1e-5), (5.0, 1e-10)):
-        mine, other = side_by_side(lambda: gaussian_sigma(eps, delta), lambda: their_sigma(eps, delta))
+        mine, other, ratio = side_by_side(lambda: gaussian_sigma(eps, delta), lambda: their_sigma(eps, delta))
         gap = abs(gaussian_sigma(eps, delta) - their_sigma(eps, delta))
         print(f"    {f'sigma(eps={eps:g}, delta={delta:g})':<34}{1e3 * mine:>11.3f}{1e3 * other:>13.3f}"
-              f"{other / mine:>13.2f}{gap:>17.1e}")
+              f"{ratio:>13.2f}{gap:>17.1e}")
     print()
     grid = np.linspace(0.0, 10.0, 1000)
     start = time.perf_counter()

@@ -293,6 +293,7 @@ _TABLE_STEP = 0.05        # spacing of the real-axis table in s, x = z_max expit
 _SHARE = 1.5              # largest g_eps(c) - min g_eps accepted for a shared centre c: e^1.5 of cancellation
 _LEVELS = (32, 64, 128, 256, 512, 1024)
 _RTOL = 1e-11             # agreement of two successive trapezoid levels, as in the kernel
+_CHUNK = 4096             # eps per centre search
 
 
 class _SharedContour:
@@ -353,8 +354,14 @@ class _SharedContour:
         return out
 
     def log_delta(self, eps):
-        """(ln delta, settled) for a flat array of eps below the loss's supremum: per line, sinh-mapped
-        trapezoid sums y = sinh(t) / sqrt(g''(c)), t in [0, T], halving the step until two levels agree."""
+        """(ln delta, settled) for a flat array of eps, in chunks (the centre search holds a table x eps
+        array)."""
+        parts = [self._log_delta_chunk(eps[i:i + _CHUNK]) for i in range(0, max(eps.size, 1), _CHUNK)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _log_delta_chunk(self, eps):
+        """Per line, sinh-mapped trapezoid sums y = sinh(t) / sqrt(g''(c)), t in [0, T], halving the
+        step until two levels agree."""
         out, ok = np.full(eps.size, np.nan), np.zeros(eps.size, dtype=bool)
         centre = self._centres(eps)
         scan = np.arange(0.5, 24.5, 0.5)

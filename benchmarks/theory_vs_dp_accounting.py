@@ -29,7 +29,7 @@ from scipy import special
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from ndis.theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_sigma  # noqa: E402
-from ndis.theory.gaussian_pair import GaussianPair  # noqa: E402
+from benchmarks.theory import p500_pair  # noqa: E402
 from tests.theory.references import gaussian_delta_mp  # noqa: E402
 
 REPEATS = 31
@@ -97,18 +97,6 @@ def worst_relative_error(values, references):
             if ref >= mp.mpf("1e-300"):
                 worst = max(worst, float(abs(mp.mpf(float(value)) / ref - 1)))
     return worst
-
-
-def p500_pair(seed: int = 500) -> GaussianPair:
-    rng = np.random.default_rng(seed)
-    d = 500
-    mean1, mean2 = 0.05 * rng.standard_normal(d), 0.05 * rng.standard_normal(d)
-
-    def cov():
-        Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
-        return (Q * np.exp(rng.uniform(-0.1, 0.1, d))) @ Q.T
-
-    return GaussianPair(mean1, cov(), mean2, cov())
 
 
 def main() -> None:

@@ -24,13 +24,14 @@ _SERIES = ((10.0, 16.0, 29), (16.0, 40.0, 13), (40.0, 1e3, 7), (1e3, np.inf, 3))
 _LOG_DOUBLE_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(2.0 * np.arange(28) + 1.0))])  # ln (2k-1)!!
 _SIGNS = (-1.0) ** np.arange(29)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_DIRECT = 32.0              # J from ln R(b) - ln R(a) where 1 - R(b)/R(a) >= 1 / _DIRECT
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
 
 
 def _log_mills(x):
     """ln R(x) = ln(Phi(-x) / phi(x)): via erfcx for x >= 0, via log_ndtr below (no overflow)."""
     x = np.asarray(x, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         positive = np.log(np.sqrt(0.5 * np.pi) * special.erfcx(np.abs(x) / np.sqrt(2.0)))
         negative = special.log_ndtr(-x) + 0.5 * x * x + _LOG_SQRT_2PI
     return np.where(x >= 0, positive, negative)
@@ -61,23 +62,23 @@ def _j_quadrature(a, mu):
 
 
 def _log_delta_nonnegative(eps, mu):
-    """(ln delta, ln J, b) for eps >= 0 and mu > 0 (flat arrays of one shape)."""
-    with np.errstate(over="ignore"):
+    """(ln delta, ln J, b) for eps >= 0 and mu > 0 (flat arrays of one shape). J = R(a) (1 - R(b)/R(a))
+    directly where 1 - R(b)/R(a) >= 1/32 (rounding amplified at most 32-fold), else by the series
+    (a >= 10) or the quadrature (a < 10, where such cancellation needs mu < ~0.4)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         a = eps / mu - 0.5 * mu
-    b = a + mu
-    log_j = np.full_like(a, -np.inf)          # stays -inf where eps / mu overflows: delta = 0 in float
-    far = (a >= _ASYMPTOTIC) & np.isfinite(a)
-    small = (a < _ASYMPTOTIC) & (mu <= 1.0)
-    rest = (a < _ASYMPTOTIC) & (mu > 1.0)
+        b = a + mu
+        log_a = _log_mills(a)
+        log_j = log_a + np.log(-np.expm1(_log_mills(b) - log_a))
+        log_phi = -0.5 * a * a - _LOG_SQRT_2PI
+    cancel = ~(log_j - log_a >= -np.log(_DIRECT)) & np.isfinite(a)
+    far = cancel & (a >= _ASYMPTOTIC)
+    near = cancel & (a < _ASYMPTOTIC)
     if np.any(far):
         log_j[far] = _j_asymptotic(a[far], mu[far])
-    if np.any(small):
-        log_j[small] = _j_quadrature(a[small], mu[small])
-    if np.any(rest):
-        log_a = _log_mills(a[rest])
-        log_j[rest] = log_a + np.log(-np.expm1(_log_mills(b[rest]) - log_a))
-    with np.errstate(over="ignore"):
-        log_phi = -0.5 * a * a - _LOG_SQRT_2PI
+    if np.any(near):
+        log_j[near] = _j_quadrature(a[near], mu[near])
+    log_j[np.isinf(a)] = -np.inf              # eps / mu overflows: delta = 0 in float
     return log_phi + log_j, log_j, b
 
 

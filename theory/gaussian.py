@@ -6,10 +6,10 @@ L ~ N(mu^2/2, mu^2) and (Balle & Wang 2018, Theorem 8), with a = eps/mu - mu/2 a
 
     delta(eps) = Phi(-a) - e^eps Phi(-b) = phi(a) J(a),   J(a) = R(a) - R(b),
 
-R(x) = Phi(-x) / phi(x) the Mills ratio (e^eps phi(b) = phi(a)). J is computed without the
-subtraction where it cancels: by the asymptotic series of R for a >= 10, by Gauss-Legendre
-quadrature of J = int_a^b (1 - t R(t)) dt for mu <= 1, and from log R(b) - log R(a) elsewhere
-(there 1 - R(b)/R(a) >= ~mu/a is not small). Everything is returned as ln delta.
+R(x) = Phi(-x) / phi(x) the Mills ratio (e^eps phi(b) = phi(a)). J = R(a) (1 - R(b)/R(a)) comes
+from ln R(b) - ln R(a) where 1 - R(b)/R(a) >= 1/32; where it is smaller (the subtraction would cancel)
+from the asymptotic series of R differenced term by term (a >= 10) or from Gauss-Legendre quadrature
+of J = int_a^b (1 - t R(t)) dt (a < 10). Everything is returned as ln delta.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def _newton(f, lo, hi, start, rtol, atol=0.0):
         hi = np.where(value < 0, x, hi)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = value / slope
-        done = (np.abs(step) <= rtol * np.abs(x) + atol) | (value == 0)
+        tol = rtol * np.abs(x) + atol
+        done = (np.abs(step) <= tol) | (value == 0) | (hi - lo <= 2.0 * tol)   # last: ln delta's rounding
         new = x - step
         outside = ~done & ~((new > lo) & (new < hi))
         x = np.where(outside, 0.5 * (lo + hi), new)
@@ -149,7 +150,7 @@ def gaussian_epsilon(delta, mu):
             return log_delta - g, -np.exp(_log_mills(b) - log_j)
 
         hi = 0.5 * m * m + m * np.sqrt(-2.0 * g)
-        out[live] = _newton(excess, np.zeros_like(g), hi, hi, 4e-16)
+        out[live] = _newton(excess, np.zeros_like(g), hi, hi, 1e-15)
     return scalar_or_array(out.reshape(delta_arr.shape), delta if np.ndim(delta) else mu)
 
 
@@ -174,7 +175,7 @@ def gaussian_mu(eps: float, delta: float) -> float:
         lo -= 2.0
     while excess(hi)[0][0] > 0:
         hi += 2.0
-    return float(np.exp(_newton(excess, lo, hi, 0.5 * (lo + hi), 0.0, 4e-16)[0]))
+    return float(np.exp(_newton(excess, lo, hi, 0.5 * (lo + hi), 1e-15, 1e-15)[0]))
 
 
 def gaussian_sigma(eps, delta, sensitivity=1.0):

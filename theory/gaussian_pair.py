@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg, special
 
+from .gaussian import _log_delta_flat as _gaussian_log_delta, gaussian_epsilon
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.validation import as_eps, as_finite_array, scalar_or_array
 
@@ -102,7 +103,9 @@ class GaussianPair:
         if self.law1.mean.shape != self.law2.mean.shape:
             raise ValueError(f"the two Gaussians have different dimensions: {self.law1.mean.size} and {self.law2.mean.size}")
         self.copies = int(copies)
+        self._mu = None                  # mu of an analytic-Gaussian loss (equal covariances), see below
         self.loss = self._privacy_loss()
+        self._shared = None
 
     @classmethod
     def from_laws(cls, law1: GaussianLaw, law2: GaussianLaw) -> "GaussianPair":
@@ -113,6 +116,24 @@ class GaussianPair:
     def reverse(self) -> "GaussianPair":
         """The pair Q||P."""
         return GaussianPair(self.law2.mean, self.law2.cov, self.law1.mean, self.law1.cov, self.copies)
+
+    def _summary(self):
+        """(dimension, covariances identical, ||mean1 - mean2||) for the reprs."""
+        return (self.law1.mean.size, bool(np.array_equal(self.law1.cov, self.law2.cov)),
+                float(np.linalg.norm(self.law1.mean - self.law2.mean)))
+
+    def __repr__(self) -> str:
+        dim, same, shift = self._summary()
+        copies = f", copies={self.copies}" if self.copies != 1 else ""
+        return f"GaussianPair(dim={dim}, identical_covariances={same}, mean_shift_norm={shift:.4g}{copies})"
+
+    def _repr_html_(self) -> str:
+        dim, same, shift = self._summary()
+        rows = [("dimension", dim), ("identical covariances", "yes" if same else "no"),
+                ("||mean1 - mean2||", f"{shift:.4g}"), ("copies", self.copies),
+                ("mutually continuous", "yes" if self.mutually_continuous else "no (delta = 1)")]
+        body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)
+        return f"<b>GaussianPair</b> P = N(mean1, cov1), Q = N(mean2, cov2)<table>{body}</table>"
 
     @property
     def mutually_continuous(self) -> bool:
@@ -146,10 +167,12 @@ class GaussianPair:
             if cov1 is None:
                 return None
         if shift.size == 0:
+            self._mu = 0.0
             return QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.0)
         if np.array_equal(cov1, cov2):
             # equal covariances: the analytic Gaussian with mu = Mahalanobis distance
             mu2 = self.copies * float(shift @ linalg.cho_solve(linalg.cho_factor(cov2), shift))
+            self._mu = float(np.sqrt(mu2))
             return QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.5 * mu2, normal_var=mu2)
         a, vecs = linalg.eigh(cov1 - cov2, cov2)
         a = np.maximum(a, -1.0 + 1e-300)
@@ -165,35 +188,82 @@ class GaussianPair:
         if self.loss is None:
             return scalar_or_array(np.zeros(eps_arr.shape), eps)
         flat = eps_arr.reshape(-1)
+        if self._mu is not None:
+            out = _gaussian_log_delta(flat, np.full(flat.size, self._mu))
+        elif self.loss.weight.shape[1] >= _SHARED_MIN_TERMS:
+            if self._shared is None:
+                self._shared = _SharedContour(self.loss)
+            out, ok = self._shared.log_delta(flat)
+            out[~ok] = self._kernel(flat[~ok])
+            out = np.minimum(out, 0.0)
+        else:
+            out = self._kernel(flat)
+        return scalar_or_array(out.reshape(eps_arr.shape), eps)
+
+    def _kernel(self, flat):
+        """ln delta by the per-eps saddle-point integral of `theory.quadratic_loss`."""
         batch = QuadraticLoss(*(np.repeat(getattr(self.loss, f), flat.size, axis=0)
                                 for f in ("weight", "dof", "linear", "offset", "normal_var")))
-        return scalar_or_array(_log_delta(batch, flat).reshape(eps_arr.shape), eps)
+        return _log_delta(batch, flat)
 
     def delta(self, eps):
         """delta_{P||Q}(eps) = sup_S P(S) - e^eps Q(S), in [0, 1]."""
         return scalar_or_array(np.exp(np.asarray(self.log_delta(eps), dtype=float)), eps)
 
     def epsilon(self, delta):
-        """Smallest eps >= 0 with delta_{P||Q}(eps) <= delta (inf if none)."""
+        """Smallest eps >= 0 with delta_{P||Q}(eps) <= delta (inf if none, or if beyond 2^27)."""
         target = as_finite_array(delta, "delta")
         if np.any((target <= 0) | (target >= 1)):
             raise ValueError("delta must lie in (0, 1)")
-        out = np.array([self._epsilon_one(float(t)) for t in target.reshape(-1)]).reshape(target.shape)
-        return scalar_or_array(out, delta)
+        if self._mu is not None:
+            return gaussian_epsilon(delta, self._mu)
+        goal = np.log(target.reshape(-1))
+        out = np.full(goal.size, np.inf)
+        if self.loss is not None:
+            live = np.flatnonzero(np.isfinite(goal))
+            ladder = np.append(0.0, np.exp2(np.arange(-2, 6)))
+            values = self._log_delta_flat(ladder)
+            if np.any(values[-1] > goal[live]):
+                rungs = np.exp2(np.arange(6, 28))
+                ladder, values = np.append(ladder, rungs), np.append(values, self._log_delta_flat(rungs))
+            first = np.argmax(values[None, :] <= goal[live, None], axis=1)
+            found = values[first] <= goal[live]
+            out[live[found & (first == 0)]] = 0.0
+            inner = live[found & (first > 0)]
+            if inner.size:
+                k = first[found & (first > 0)]
+                out[inner] = self._solve(goal[inner], ladder[k - 1], ladder[k], values[k - 1], values[k])
+        return scalar_or_array(out.reshape(target.shape), delta)
 
-    def _epsilon_one(self, target: float) -> float:
-        if self.loss is None:
-            return np.inf
-        goal = np.log(target)
-        excess = lambda e: float(self.log_delta(e)) - goal
-        if excess(0.0) <= 0:
-            return 0.0
-        hi = 1.0
-        while excess(hi) > 0:
-            hi *= 2.0
-            if hi > 1e8:
-                return np.inf
-        return optimize.brentq(excess, hi / 2 if hi > 1 else 0.0, hi, xtol=1e-13, rtol=1e-14)
+    def _log_delta_flat(self, eps):
+        return np.asarray(self.log_delta(np.asarray(eps, dtype=float)), dtype=float).reshape(-1)
+
+    def _solve(self, goal, lo, hi, f_lo, f_hi):
+        """ln delta(eps) = goal inside [lo, hi], for many goals at once: Newton steps with a forward-
+        difference slope (one batched evaluation of ln delta at eps and eps + h per step), bisection
+        where a step leaves the bracket. The slope is good to ~1e-6, so a step below 1e-7 + 1e-8 eps
+        leaves an error below 1e-13 + 1e-14 eps and is the last."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x = np.where(np.isfinite(f_hi), lo + (hi - lo) * (f_lo - goal) / (f_lo - f_hi), 0.5 * (lo + hi))
+        x = np.clip(x, lo, hi)
+        active = np.arange(goal.size)
+        for _ in range(100):
+            h = 1e-7 * np.maximum(x[active], 1e-3)
+            both = self._log_delta_flat(np.concatenate([x[active], x[active] + h]))
+            value, ahead = both[:active.size] - goal[active], both[active.size:] - goal[active]
+            lo[active] = np.where(value > 0, x[active], lo[active])
+            hi[active] = np.where(value <= 0, x[active], hi[active])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                step = value * h / (ahead - value)
+            newton = np.isfinite(step) & np.isfinite(value)
+            done = newton & (np.abs(step) <= 1e-7 + 1e-8 * x[active]) | (hi[active] - lo[active] <= 1e-13)
+            new = x[active] - np.where(newton, step, 0.0)
+            bisect = ~newton | ~((new > lo[active]) & (new < hi[active]))
+            x[active] = np.where(done, np.where(newton, new, hi[active]), np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
+            active = active[~done]
+            if active.size == 0:
+                break
+        return x
 
     def delta_mc(self, eps, n_samples: int, seed=None, confidence: float = 0.99):
         """The NDIS Monte-Carlo estimator (Lu et al. 2023, NDIS, Fig. 2 and Corollary 1): the mean of
@@ -215,6 +285,110 @@ class GaussianPair:
             for i, e in enumerate(eps_arr):
                 total[i] += -np.expm1(np.minimum(e - loss, 0.0)).sum()
         return scalar_or_array(total / n_samples, eps), radius
+
+
+# -- many terms: one vertical contour shared by the eps whose saddle points lie close ---------------
+_SHARED_MIN_TERMS = 16    # below this the per-eps kernel is as fast
+_TABLE_STEP = 0.05        # spacing of the real-axis table in s, x = z_max expit(s) or e^s
+_SHARE = 1.5              # largest g_eps(c) - min g_eps accepted for a shared centre c: e^1.5 of cancellation
+_LEVELS = (32, 64, 128, 256, 512, 1024)
+_RTOL = 1e-11             # agreement of two successive trapezoid levels, as in the kernel
+_CHUNK = 4096             # eps per centre search
+
+
+class _SharedContour:
+    """delta(eps) for many eps on one loss (a single QuadraticLoss row) by the inversion integral of
+    `theory.quadratic_loss` taken on vertical lines Re z = c shared between eps values.
+
+    On Re z = c the integrand's modulus never exceeds its value at y = 0 (|E e^{zL}| <= E e^{cL}), so
+    any c in (0, z_max) gives ln delta = g_eps(c) + ln(I / pi) with a loss of at most
+    e^{g_eps(c) - min g_eps} to cancellation; K(c + iy) is evaluated once per line, not per eps.
+    The line centres come from a table of G0(x) = K(x) - ln x - ln(1 + x) on the real axis
+    (g_eps = G0 - x eps). Rows whose trapezoid sums do not settle are reported for the kernel."""
+
+    def __init__(self, loss: QuadraticLoss):
+        self.loss = loss
+        zmax = float(loss.upper_domain()[0])
+        s = np.arange(-40.0, 30.0 + _TABLE_STEP, _TABLE_STEP)
+        x = zmax * special.expit(s) if np.isfinite(zmax) else np.exp(s)
+        x = x[(x > 0) & (x < zmax) & (np.diff(x, prepend=0.0) > 0)]
+        k0, k1, k2, _ = loss.cgf_derivatives(x)
+        self.x = x
+        self.g0 = k0 - np.log(x) - np.log1p(x)
+        self.slope = k1 - 1.0 / x - 1.0 / (1.0 + x)             # = eps whose saddle point is x
+        self.g2 = k2 + 1.0 / x**2 + 1.0 / (1.0 + x) ** 2
+        keep = np.isfinite(self.g0) & np.isfinite(self.slope) & np.isfinite(self.g2)
+        self.x, self.g0, self.slope, self.g2 = (a[keep] for a in (self.x, self.g0, self.slope, self.g2))
+
+    def _centres(self, eps):
+        """Index into the table of the line used by each eps (-1: outside the table)."""
+        gap = self.g0[:, None] - self.x[:, None] * eps[None, :]
+        gap -= gap.min(axis=0)
+        inside = (eps > self.slope[0]) & (eps < self.slope[-1])
+        centre = np.full(eps.size, -1)
+        todo = inside.copy()
+        for i in np.argsort(eps):
+            if not todo[i]:
+                continue
+            j = np.flatnonzero(gap[:, i] <= _SHARE)[-1]           # furthest line still good for eps_i
+            members = todo & (gap[j] <= _SHARE)
+            centre[members] = j
+            todo &= ~members
+        return centre
+
+    def _exponent(self, j, y):
+        """G(c + iy) - G(c) at the table point c = x_j, with eps its own saddle slope (vector y)."""
+        loss, c = self.loss, self.x[j]
+        w, k, s = loss.weight[0], loss.dof[0], loss.linear[0]
+        u = 1.0 - 2.0 * w * c
+        beta = (2.0 * w / u)[None, :] * y[:, None]
+        iy = 1j * y
+        out = iy * (loss.offset[0] - self.slope[j]) + 0.5 * loss.normal_var[0] * iy * (2.0 * c + iy)
+        out = out - np.log1p(iy / c) - np.log1p(iy / (1.0 + c))
+        real = -0.25 * (np.log1p(beta**2) @ k)
+        imag = 0.5 * (np.arctan(beta) @ k)
+        out = out + real + 1j * imag
+        if np.any(s):
+            z = c + iy[:, None]
+            out = out + (iy[:, None] * (z / (1.0 - 2.0 * w[None, :] * z) + c)) @ (0.5 * s / u)
+        return out
+
+    def log_delta(self, eps):
+        """(ln delta, settled) for a flat array of eps, in chunks (the centre search holds a table x eps
+        array)."""
+        parts = [self._log_delta_chunk(eps[i:i + _CHUNK]) for i in range(0, max(eps.size, 1), _CHUNK)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _log_delta_chunk(self, eps):
+        """Per line, sinh-mapped trapezoid sums y = sinh(t) / sqrt(g''(c)), t in [0, T], halving the
+        step until two levels agree."""
+        out, ok = np.full(eps.size, np.nan), np.zeros(eps.size, dtype=bool)
+        centre = self._centres(eps)
+        scan = np.arange(0.5, 24.5, 0.5)
+        for j in np.unique(centre[centre >= 0]):
+            rows = np.flatnonzero(centre == j)
+            shift = (eps[rows] - self.slope[j])[:, None]
+            scale = 1.0 / np.sqrt(self.g2[j])
+            # T: first scan point where the integrand's modulus is below e^-60 of its value at t = 0
+            small = self._exponent(j, scale * np.sinh(scan)).real + np.log(np.cosh(scan)) < -60.0
+            if not np.any(small):
+                continue
+            top = scan[np.argmax(small)]
+            total = np.full(rows.size, 0.5)          # f(0) / 2 = 1/2; f(T) is negligible
+            value = previous = None
+            for level in _LEVELS:
+                t = top / level * np.arange(1, level, 1 if value is None else 2)
+                y = scale * np.sinh(t)
+                terms = np.exp(self._exponent(j, y)[None, :] - 1j * shift * y[None, :]).real * np.cosh(t)
+                total = total + terms.sum(axis=1)
+                previous, value = value, total * top / level
+                if previous is not None and np.all(np.abs(value - previous) <= _RTOL * np.abs(value)):
+                    break
+            settled = (np.abs(value - previous) <= _RTOL * np.abs(value)) & (value > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[rows] = self.g0[j] - self.x[j] * eps[rows] + np.log(value * scale / np.pi)
+            ok[rows] = settled
+        return out, ok
 
 
 def sample_loss(loss: QuadraticLoss, n: int, rng: np.random.Generator) -> np.ndarray:

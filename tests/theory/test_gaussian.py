@@ -9,6 +9,7 @@ import pytest
 from ndis.theory.gaussian import (
     classic_gaussian_sigma,
     gaussian_delta,
+    gaussian_epsilon,
     gaussian_log_delta,
     gaussian_mu,
     gaussian_sigma,
@@ -137,3 +138,36 @@ def test_gaussian_dense_sweep_matches_mpmath():
         mu = 1.0 / sigma
         for e, ld in zip(eps, gaussian_log_delta(eps, mu)):
             assert relative_error(ld, gaussian_delta_mp(e, mu)) <= RTOL, (sigma, e)
+
+
+# -- the closed-form evaluation: every branch at 1e-12, and the inversion in eps ----------------------
+
+@pytest.mark.parametrize("mu", [1e-8, 1e-4, 0.01, 0.1, 0.999, 1.0, 1.001, 2.0, 20.0])
+def test_gaussian_branches_within_1e_12(mu):
+    # a = eps/mu - mu/2 crosses the series threshold 10 and mu the quadrature threshold 1; small mu
+    # with large eps is the cancelling case of the two-term formula
+    eps = np.concatenate([[0.0, 1e-9, -1e-9, -0.3], mu * np.array([9.0, 9.99, 10.0, 10.01, 10.5 + mu / 2]), [3.0, 12.0]])
+    for e, ld in zip(eps, gaussian_log_delta(eps, mu)):
+        ref = gaussian_delta_mp(e, mu, dps=150)
+        assert relative_error(ld, ref) <= 1e-12, (mu, e, ld)
+
+
+@pytest.mark.parametrize("delta", [0.3, 1e-5, 1e-12, 1e-100, 1e-300])
+@pytest.mark.parametrize("mu", [0.01, 0.3, 2.0, 10.0])
+def test_gaussian_epsilon_round_trip(delta, mu):
+    eps = gaussian_epsilon(delta, mu)
+    if gaussian_delta(0.0, mu) <= delta:
+        assert eps == 0.0
+    else:
+        assert gaussian_delta_mp(eps, mu) == pytest.approx(delta, rel=1e-12)
+    both = gaussian_epsilon(np.array([delta, delta]), np.array([mu, 2 * mu]))
+    assert both.shape == (2,) and both[0] == eps and both[1] >= eps
+
+
+def test_gaussian_epsilon_edges():
+    assert gaussian_epsilon(1e-5, 0.0) == 0.0                    # identical outputs
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError):
+            gaussian_epsilon(bad, 1.0)
+    with pytest.raises(ValueError):
+        gaussian_epsilon(1e-5, -1.0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ndis.experiments.datasets import flights
-from ndis.theory.gaussian import gaussian_delta
+from ndis.theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
 from ndis.theory.gaussian_pair import GaussianPair
 from tests.theory.references import (
     gaussian_delta_mp,
@@ -327,3 +327,39 @@ def test_invalid_arguments_of_methods():
     for copies in (0, 1.5, -2):
         with pytest.raises(ValueError, match="copies"):
             GaussianPair([0.0], [[1.0]], [1.0], [[2.0]], copies=copies)
+
+
+# -- many terms: the shared vertical contours against the per-eps kernel -------------------------------
+
+@pytest.mark.parametrize("d, spread, shift", [(20, 1.0, 0.5), (60, 0.3, 0.2), (150, 0.1, 0.05), (500, 0.1, 0.05)])
+def test_many_terms_match_the_per_eps_kernel(d, spread, shift):
+    from ndis.theory.quadratic_loss import QuadraticLoss, log_delta
+
+    pair = random_pair(d, 7 * d, spread=spread, shift=shift)
+    assert pair.loss.weight.shape[1] >= 16                      # the shared-contour path is taken
+    eps = np.linspace(-2.0, 12.0, 57)
+    batch = QuadraticLoss(*(np.repeat(getattr(pair.loss, f), eps.size, axis=0)
+                            for f in ("weight", "dof", "linear", "offset", "normal_var")))
+    reference = log_delta(batch, eps)
+    computed = pair.log_delta(eps)
+    finite = np.isfinite(reference)
+    assert np.array_equal(finite, np.isfinite(computed))
+    # 1e-12 relative in delta, or in ln delta where delta < 1e-300
+    allowed = 1e-12 * np.where(reference[finite] >= -690.0, 1.0, np.abs(reference[finite]))
+    assert np.all(np.abs(computed[finite] - reference[finite]) <= allowed)
+
+
+def test_equal_covariances_take_the_closed_form():
+    pair = GaussianPair(np.zeros(3), np.eye(3), np.array([0.3, 0.4, 0.0]), np.eye(3), copies=4)
+    eps = np.linspace(-3.0, 40.0, 44)
+    assert np.array_equal(pair.log_delta(eps), gaussian_log_delta(eps, 1.0))
+    assert pair.epsilon(1e-7) == gaussian_epsilon(1e-7, 1.0)
+
+
+def test_reprs_are_short():
+    pair = GaussianPair(np.zeros(200), np.eye(200), np.full(200, 0.1), np.eye(200), copies=3)
+    assert repr(pair) == "GaussianPair(dim=200, identical_covariances=True, mean_shift_norm=1.414, copies=3)"
+    html = pair._repr_html_()
+    assert "200" in html and "1.414" in html and len(html) < 600
+    other = GaussianPair([0.0], [[1.0]], [1.0], [[2.0]])
+    assert repr(other) == "GaussianPair(dim=1, identical_covariances=False, mean_shift_norm=1)"

@@ -161,7 +161,7 @@ class ZooHistogram(ZooLaplace):
 class ZooHistogramEps(ZooLaplace):
     name = "zoo-histogram-eps"
     correct = False
-    summary = ("zoo: noisy histogram with Lap(eps0) for Lap(1/eps0), claim eps0-DP, buggy: true eps s/eps0 "
+    summary = ("zoo: noisy histogram with Lap(eps0) for Lap(1/eps0), claim eps0-DP, buggy for eps0 < 1: true eps 1/eps0 "
                "(DP-Sniper's NoisyHist2; StatDP's histogram_eps)")
 
     def scale(self) -> float:
@@ -175,15 +175,19 @@ class ZooGaussian(ZooMechanism):
                "sensitivity s, claim (eps0, delta0)-DP, correct (Balle & Wang 2018, Theorem 8)")
     param_docs = {**ZooMechanism.param_docs, "delta0": "the claimed delta in (0, 1) (default 1e-5)"}
 
+    factor = 1.0                  # the sigma used, as a multiple of the calibrated one
+
     def __init__(self, eps0=1.0, sensitivity=1.0, delta0=1e-5):
-        self._set({"eps0": as_positive("eps0", eps0), "sensitivity": as_positive("sensitivity", sensitivity),
-                   "delta0": as_probability("delta0", delta0)})
+        params = {"eps0": as_positive("eps0", eps0), "sensitivity": as_positive("sensitivity", sensitivity),
+                  "delta0": as_probability("delta0", delta0)}
+        sigma = self.factor * float(theory.gaussian_sigma(params["eps0"], params["delta0"], params["sensitivity"]))
+        self._set(params, _sigma=sigma)
 
     def claim(self, eps0=None) -> tuple[float, float]:
         return (self.eps0 if eps0 is None else as_positive("eps0", eps0)), self.delta0
 
     def sigma(self) -> float:
-        return float(theory.gaussian_sigma(self.eps0, self.delta0, self.sensitivity))
+        return self._sigma
 
     def _fast(self, D):
         q, sigma = self._check_data(D)[0], self.sigma()
@@ -203,9 +207,7 @@ class ZooGaussianHalf(ZooGaussian):
     name = "zoo-gaussian-half"
     correct = False
     summary = "zoo: the Gaussian mechanism with half the calibrated sigma, claim (eps0, delta0)-DP, buggy"
-
-    def sigma(self) -> float:
-        return 0.5 * super().sigma()
+    factor = 0.5
 
 
 # -- report noisy max ---------------------------------------------------------------------------------

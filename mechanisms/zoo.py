@@ -14,7 +14,7 @@ max's index (as a float) or value; SVT's answers as codes 1 (above), 0 (below), 
 after the cutoff), and for iSVT4 the k codes followed by the k released noisy answers (0 where none).
 
 Each mechanism states its claimed guarantee `claim()`, and `exact_delta(eps, D, D')` /
-`exact_epsilon(D, D')` give its true curve from `ndis.theory.zoo` (iSVT4 has none).
+`exact_epsilon(D, D')` give its true curve from `ndis.theory.zoo` (iSVT4: delta for c = 1 only).
 """
 
 from __future__ import annotations
@@ -396,10 +396,12 @@ class ZooISVT4(ZooSVT):
         return (2 * self._check_data(D).shape[1],)
 
     def _delta(self, eps, q, q_prime):
-        raise NotImplementedError("zoo-isvt4 releases continuous answers: no exact curve; see codes_delta")
+        if self.c != 1:
+            raise NotImplementedError("zoo-isvt4 has an exact curve for c = 1 only; see codes_delta")
+        return exact.isvt4_delta(eps, q, q_prime, self.T, *self.scales())
 
     def _epsilon(self, q, q_prime):
-        raise NotImplementedError("zoo-isvt4 releases continuous answers: no exact curve")
+        raise NotImplementedError("zoo-isvt4 has no exact eps at delta 0 (continuous answers)")
 
     def codes_delta(self, eps, D, D_prime):
         """The exact delta(eps) of the k codes alone, a post-processing of the output, hence a lower

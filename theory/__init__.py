@@ -25,15 +25,15 @@ from .spectrum import Spectrum, spectrum
 from .worst_rows import (data_leverages, leverage_residual, max_als_delta_row, max_leverage_row, max_sensitivity_row,
                          pareto_frontier)
 from .zoo import (discrete_delta, discrete_epsilon, gaussian_shift_delta, laplace_delta, laplace_epsilon,
-                  noisy_max_index_probabilities, noisy_max_value_delta, noisy_max_value_epsilon, svt_outcomes,
-                  svt_probabilities)
+                  isvt4_delta, noisy_max_index_probabilities, noisy_max_value_delta, noisy_max_value_epsilon,
+                  svt_outcomes, svt_probabilities)
 
 __all__ = [
     "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum", "als_delta",
     "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma", "cor35_sigma",
     "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues", "eq4_variance",
     "gaussian_delta", "gaussian_log_delta", "gaussian_mu", "gaussian_shift_delta", "gaussian_sigma",
-    "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma", "laplace_delta", "laplace_epsilon",
+    "isit18_column_bound", "isvt4_delta", "isit18_mi_epsilon", "isit18_sigma", "laplace_delta", "laplace_epsilon",
     "laplace_scale", "leverage_residual", "leverages", "local_variance", "max_als_delta_row",
     "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf",
     "noisy_max_index_probabilities", "noisy_max_value_delta", "noisy_max_value_epsilon", "ols_fit",

@@ -24,8 +24,9 @@ Methods and accuracy:
   intervals where ln p - ln p' > eps, whose ends are found on a 20,001-point grid and refined by
   Brent's method: no quadrature, absolute error about 1e-15 (checked against a quadrature split
   at the same ends, 1e-13), provided ln p / p' crosses eps at most once between grid points.
-* iSVT4 releases continuous answers: no exact curve here; the exact curve of its codes alone
-  (a post-processing, hence a lower bound) is `svt_probabilities` with its noise scales.
+* iSVT4 releases continuous answers: for cutoff c = 1, `isvt4_delta` by nested 1-D quadrature
+  (relative error about 1e-9); for c > 1 no exact curve here, but the exact curve of its codes
+  alone (a post-processing, hence a lower bound) is `svt_probabilities` with its noise scales.
 """
 
 from __future__ import annotations
@@ -337,3 +338,36 @@ def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tup
 
         probabilities[n] = _integral(f, [*knots, 0.0])
     return outcomes, probabilities
+
+
+def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
+    """delta(eps) of iSVT4 with cutoff c = 1 (Lyu et al. 2017, Algorithm 3): the output is either
+    'all below' or (j, v), the first answer above and its released value v = q_j + nu_j, with density
+    p_j(v) = f_nu(v - q_j) G_j(v - T), G_j(w) = integral over z < w of f_rho(z) prod_{i<j} P(q_i + nu_i < T + z).
+    delta = (P(none) - e^eps P'(none))_+ + sum_j integral of (p_j - e^eps p'_j)_+ dv, by nested
+    adaptive quadrature (relative error about 1e-9: the outer integrand has kinks where p_j = e^eps p'_j)."""
+    q, q_prime = _vectors(q, q_prime)
+    b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
+    pdf, cdf = _noise("laplace")
+    knots = [*(q - threshold), *(q_prime - threshold), 0.0]
+
+    def G(answers, j, w):
+        f = lambda z: pdf(z / b1) / b1 * math.prod(cdf((threshold + z - a) / b2) for a in answers[:j])
+        return _integral(f, knots, hi=w)
+
+    def density(answers, j, v):
+        return pdf((v - answers[j]) / b2) / b2 * G(answers, j, v - threshold)
+
+    none = [G(answers, q.size, np.inf) for answers in (q, q_prime)]
+    value_knots = sorted({*q, *q_prime})
+    edges = [-np.inf, *value_knots, np.inf]
+
+    def one(e):
+        total = max(0.0, none[0] - math.exp(e) * none[1])
+        for j in range(q.size):
+            f = lambda v: max(0.0, density(q, j, v) - math.exp(e) * density(q_prime, j, v))
+            total += float(sum(integrate.quad(f, a, b, epsabs=1e-13, epsrel=1e-9, limit=100)[0]
+                               for a, b in zip(edges[:-1], edges[1:])))
+        return total
+
+    return _map(one, eps)

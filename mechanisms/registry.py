@@ -17,6 +17,7 @@ from .ols import NoisyOLS, RelativeOLS
 from .sketching import LTMGauss, LTMLaplace, LTMLocal, LTMLowRank, LTMRidge
 from .rp import (NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection, RelativeProjection,
                  SheffetProjection)
+from .zoo import CLASSES as ZOO
 
 _CLASSES: tuple[type[Mechanism], ...] = (
     GaussianMechanism, GaussianLS, RandomProjection, RandomLinearCombination, ApproximateLeastSquares,
@@ -26,6 +27,8 @@ _CLASSES: tuple[type[Mechanism], ...] = (
     # rp.ISIT18Projection, whose (eps, delta) calibration it keeps as sigma_mode="data"
     ISIT18AdditiveNoise, ISIT18Projection, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, MaskBlocks,
     LTMGauss, LTMLaplace, LTMLowRank, LTMRidge, LTMLocal,
+    # the zoo: textbook DP algorithms and their published buggy variants, with known truth
+    *ZOO,
 )
 _REGISTRY: dict[str, type[Mechanism]] = {cls.name: cls for cls in _CLASSES}
 

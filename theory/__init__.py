@@ -5,7 +5,8 @@ saddle-point contour integral (`theory.quadratic_loss`), never by subtracting pr
 
 The calibrations and exact pair curves of the other source papers (docs/references.md) live here
 too, one module per paper: `sheffet` (Sheffet 2019), `isit18` [ISIT18], `sketching` [LTM] and
-`masking` [Masking]. Mechanisms call them.
+`masking` [Masking]; and `zoo`, the exact curves of the textbook DP algorithms and their buggy
+variants (Laplace, report-noisy-max, SVT). Mechanisms call them.
 """
 
 from .als import als_delta, als_log_delta, ols_sigma
@@ -23,15 +24,21 @@ from .sketching import eq4_variance, laplace_scale, local_variance, min_clients,
 from .spectrum import Spectrum, spectrum
 from .worst_rows import (data_leverages, leverage_residual, max_als_delta_row, max_leverage_row, max_sensitivity_row,
                          pareto_frontier)
+from .zoo import (discrete_delta, discrete_epsilon, gaussian_shift_delta, laplace_delta, laplace_epsilon,
+                  isvt4_delta, noisy_max_index_probabilities, noisy_max_value_delta, noisy_max_value_epsilon,
+                  svt_outcomes, svt_probabilities)
 
 __all__ = [
     "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum", "als_delta",
     "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma", "cor35_sigma",
-    "data_leverages", "entry_flip_eigenvalues", "eq4_variance", "gaussian_delta", "gaussian_log_delta",
-    "gaussian_mu", "gaussian_sigma", "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma",
+    "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues", "eq4_variance",
+    "gaussian_delta", "gaussian_log_delta", "gaussian_mu", "gaussian_shift_delta", "gaussian_sigma",
+    "isit18_column_bound", "isvt4_delta", "isit18_mi_epsilon", "isit18_sigma", "laplace_delta", "laplace_epsilon",
     "laplace_scale", "leverage_residual", "leverages", "local_variance", "max_als_delta_row",
     "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf",
-    "ols_fit", "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta",
-    "residual_shares", "rp_delta", "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma",
-    "sheffet_c2", "spectrum", "split_regression", "thm32_sigma", "thm34_sigma", "wishart_clt",
+    "noisy_max_index_probabilities", "noisy_max_value_delta", "noisy_max_value_epsilon", "ols_fit",
+    "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta", "residual_shares",
+    "rp_delta", "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma", "sheffet_c2",
+    "spectrum", "split_regression", "svt_outcomes", "svt_probabilities", "thm32_sigma", "thm34_sigma",
+    "wishart_clt",
 ]

@@ -11,7 +11,8 @@ variants (Laplace, report-noisy-max, SVT). Mechanisms call them.
 
 from .als import als_delta, als_log_delta, ols_sigma
 from .als_exact import ExactALSSpectrum, als_exact_delta
-from .gaussian import classic_gaussian_sigma, gaussian_delta, gaussian_log_delta, gaussian_mu, gaussian_sigma
+from .gaussian import (classic_gaussian_sigma, gaussian_delta, gaussian_epsilon, gaussian_log_delta, gaussian_mu,
+                       gaussian_sigma)
 from .gaussian_pair import GaussianLaw, GaussianPair
 from .isit18 import (entry_flip_eigenvalues, isit18_column_bound, isit18_mi_epsilon, isit18_sigma, mi_delta,
                      mi_noise_variance, rp_noise_variance)
@@ -32,13 +33,13 @@ __all__ = [
     "ExactALSSpectrum", "GaussianLaw", "GaussianPair", "QuadraticLoss", "Spectrum", "als_delta",
     "als_exact_delta", "als_log_delta", "augment", "chi2_pair_delta", "classic_gaussian_sigma", "cor35_sigma",
     "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues", "eq4_variance",
-    "gaussian_delta", "gaussian_log_delta", "gaussian_mu", "gaussian_shift_delta", "gaussian_sigma",
-    "isit18_column_bound", "isvt4_delta", "isit18_mi_epsilon", "isit18_sigma", "laplace_delta", "laplace_epsilon",
-    "laplace_scale", "leverage_residual", "leverages", "local_variance", "max_als_delta_row",
-    "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance", "min_clients", "ncx2_logpdf",
-    "noisy_max_index_probabilities", "noisy_max_value_delta", "noisy_max_value_epsilon", "ols_fit",
-    "ols_sensitivities", "ols_sigma", "pareto_frontier", "resampled_sketch_delta", "residual_shares",
-    "rp_delta", "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_sigma", "sheffet_c2",
-    "spectrum", "split_regression", "svt_outcomes", "svt_probabilities", "thm32_sigma", "thm34_sigma",
-    "wishart_clt",
+    "gaussian_delta", "gaussian_epsilon", "gaussian_log_delta", "gaussian_mu", "gaussian_shift_delta",
+    "gaussian_sigma", "isit18_column_bound", "isit18_mi_epsilon", "isit18_sigma", "isvt4_delta",
+    "laplace_delta", "laplace_epsilon", "laplace_scale", "leverage_residual", "leverages", "local_variance",
+    "max_als_delta_row", "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance",
+    "min_clients", "ncx2_logpdf", "noisy_max_index_probabilities", "noisy_max_value_delta",
+    "noisy_max_value_epsilon", "ols_fit", "ols_sensitivities", "ols_sigma", "pareto_frontier",
+    "resampled_sketch_delta", "residual_shares", "rp_delta", "rp_leverage_threshold", "rp_log_delta",
+    "rp_noise_variance", "rp_sigma", "sheffet_c2", "spectrum", "split_regression", "svt_outcomes",
+    "svt_probabilities", "thm32_sigma", "thm34_sigma", "wishart_clt",
 ]

@@ -22,6 +22,7 @@ from ndis.core.validation import as_data, as_eps_grid
 from . import features as features_module
 from . import neighbors, sampling, scorers, spectrum
 from .bounds import detectable_floor, samples_for_floor
+from .certify import DEFAULT_DELTA, certify
 from .eureka import eureka_spectrum
 from .exact import exact_curve
 from .report import AuditReport, versions
@@ -167,7 +168,7 @@ def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
     return n if int(n * train_fraction) <= max_train else int(n_held + max_train)
 
 
-def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=0, scorer="auto",
+def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=None, scorer="auto",
           features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
           method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
@@ -189,15 +190,21 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
     n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
         `validation_fraction` validate it), the rest are held out for the estimate and bounds.
-    seed : int or SeedSequence; the same seed gives the same report for any n_jobs / backend.
+    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
+        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
+        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
     scorer : "auto" (least validation log-loss among quadratic, boosting, mlp), a registered name
         ("quadratic", "knn", "mlp", "boosting" or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
-    alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha.
-    claimed : (eps0, delta0) to test; gives `report.verdict` ("violation", "no violation found" or
-        "inconclusive", never a proof of privacy) and, when not violated, the samples per side that
-        would make delta0 detectable (`report.info["samples_needed"]`).
+    alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the
+        verdict and each certified epsilon (`report.eps_lo(delta)`) are separate statements, each
+        at confidence 1 - alpha (all of them together: 1 - (2 + number of deltas) alpha, by a
+        union bound).
+    claimed : (eps0, delta0) to test, delta0 = 0 for pure DP; gives `report.verdict` ("violation",
+        "no violation found" or "inconclusive", never a proof of privacy) and, when not violated and
+        delta0 > 0, the samples per side that would make delta0 detectable
+        (`report.info["samples_needed"]`).
     n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
         address or Client, default an in-process LocalCluster with n_jobs workers).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
@@ -221,7 +228,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     Returns
     -------
-    AuditReport
+    AuditReport; with method="threshold" it certifies an epsilon (`auditor.certify`) at delta = 0,
+    at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`.
 
     Raises
     ------
@@ -293,15 +301,18 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
         exact_values, info["theory"] = None, f"failed: {error}"
-    verdict = None
+    verdict, certificates = None, []
+    if method == "threshold":
+        deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
+        certificates = [certify(*verdict_data[:3], delta, alpha) for delta in deltas]
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
-        if verdict != "violation":
+        if verdict != "violation" and verdict.delta > 0:
             _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
     info["phases"] = progress.done
-    return AuditReport(**curves, exact=exact_values, verdict=verdict, info=info)
+    return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info)
 
 
 def _samples_needed(verdict, rate, train_fraction, max_train, info):
@@ -412,6 +423,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
                 n_events=est.n_events, thresholds=est.thresholds)
     curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
+    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
     return curves, (spectrum.empirical_roc(valid_p, valid_q), held_p, held_q, (valid_p.size, valid_q.size))
 
 

@@ -56,6 +56,18 @@ def _verdict(report) -> str:
             f"direction {_text(v.direction)}, alpha {v.alpha:g}</span></div>")
 
 
+def _certificates(report) -> str:
+    """The certified epsilons (`auditor.certify`), one row per delta."""
+    if not report.certificates:
+        return '<p class="note">No certified epsilon (it is computed by method="threshold").</p>'
+    body = "".join(f"<tr><td>{c.delta:g}</td><td>{_number(c.eps_lo)}</td><td>{_text(c.direction or '-')}</td>"
+                   f"<td>{1 - c.alpha:.0%}</td></tr>" for c in report.certificates)
+    return ('<p>The mechanism is <strong>not</strong> (eps, delta)-DP for any eps &lt; eps_lo (each row a separate '
+            "statement at its confidence; one event chosen on validation data, exact Clopper-Pearson bounds on "
+            "held-out counts).</p><table><thead><tr><th scope=\"col\">delta</th><th scope=\"col\">eps_lo</th>"
+            f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>')
+
+
 def _table(report, rows) -> str:
     """The curves at the grid indices `rows`; estimates below the detectable floor in grey italics."""
     names = ["eps", "estimate", "lower bound", "upper band", "floor"]
@@ -109,7 +121,8 @@ def _provenance(report) -> str:
                   "method": info.get("method"), "scorer": info.get("scorer"), "alpha": info.get("alpha")})
     seed = info.get("seed")
     if isinstance(seed, dict):
-        items["seed entropy"] = seed.get("entropy")
+        items["seed entropy"] = (f"{seed.get('entropy')} (seed={seed.get('entropy')} re-runs the audit exactly)"
+                                 if not seed.get("spawn_key") else seed.get("entropy"))
         items["seed spawn key"] = seed.get("spawn_key") or None
     if info.get("backend") is not None:
         items["sampling"] = f"{info.get('backend')}, n_jobs={info.get('n_jobs')}"
@@ -141,7 +154,8 @@ def _heading(report, title) -> str:
 def summary(report) -> str:
     """A notebook summary of `report`: heading, verdict and an 11-row table (no plot)."""
     rows = np.unique(np.linspace(0, report.eps.size - 1, min(11, report.eps.size)).round().astype(int))
-    return f"<div>{_heading(report, None)}{_verdict(report)}{_table(report, rows)}{_curve_note(report)}</div>"
+    return (f"<div>{_heading(report, None)}{_verdict(report)}{_certificates(report)}{_table(report, rows)}"
+            f"{_curve_note(report)}</div>")
 
 
 def page(report, title: str | None = None) -> str:
@@ -164,6 +178,8 @@ def page(report, title: str | None = None) -> str:
 {_heading(report, title)}
 <h2>Verdict</h2>
 {_verdict(report)}
+<h2>Certified epsilon</h2>
+{_certificates(report)}
 <h2>Privacy spectrum</h2>
 <figure><img src="data:image/png;base64,{_plot_png(report, title)}" alt="{_text(alt)}" width="1210" height="462">
 <figcaption class="note">Left: linear delta; right: log delta.{hollow}</figcaption></figure>

@@ -13,6 +13,7 @@ import numpy as np
 from ndis.core.curve import Curve
 
 from . import html
+from .certify import Certificate
 from .verdict import Verdict
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
@@ -76,7 +77,8 @@ class AuditReport:
     smallest delta the sample size can certify (see `auditor.bounds.detectable_floor`); `exact` the
     exact curve when the mechanism has an output law (or `exact=` was given), else None (`theory`,
     `theory_forward`, `theory_reverse`); `verdict` the test of `claimed`, else None. Curves are
-    `ndis.core.curve.Curve` objects.
+    `ndis.core.curve.Curve` objects. `certificates` are the certified epsilons
+    (`auditor.certify.Certificate`, one per delta; `eps_lo(delta)`), each at confidence 1 - alpha.
     """
 
     estimate: Curve
@@ -85,6 +87,7 @@ class AuditReport:
     floor: np.ndarray
     exact: Curve | None = None
     verdict: Verdict | None = None
+    certificates: list[Certificate] = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
     @property
@@ -97,6 +100,22 @@ class AuditReport:
     upper_forward, upper_reverse = _part("upper", "forward"), _part("upper", "reverse")
     theory, theory_forward, theory_reverse = _part("exact", "delta"), _part("exact", "forward"), _part("exact", "reverse")
 
+    def eps_lo(self, delta: float = 0.0) -> float:
+        """The certified epsilon at `delta`: the mechanism is not (eps, delta)-DP for any eps < eps_lo,
+        at confidence 1 - alpha (`auditor.certify`). Available for the deltas of the audit:
+        0, 1e-5 and the claimed delta."""
+        for certificate in self.certificates:
+            if certificate.delta == delta:
+                return certificate.eps_lo
+        known = ", ".join(f"{c.delta:g}" for c in self.certificates) or "none (method='eureka')"
+        raise ValueError(f"no certified epsilon at delta={delta:g}; this audit certified it at delta = {known}")
+
+    def _seed_line(self) -> str | None:
+        seed = self.info.get("seed")
+        if not isinstance(seed, dict) or seed.get("spawn_key"):
+            return None
+        return f"seed entropy {seed['entropy']}: audit(..., seed={seed['entropy']}) or --seed {seed['entropy']} re-runs it exactly"
+
     def _columns(self) -> dict:
         """eps, the curve columns, the floor and the exact-curve columns, in the order of the formats."""
         return {"eps": self.eps, **{name: getattr(self, name) for name in _COLUMNS}, "floor": self.floor,
@@ -105,6 +124,7 @@ class AuditReport:
     def to_dict(self) -> dict:
         out = self._columns()
         out["verdict"] = None if self.verdict is None else self.verdict.to_dict()
+        out["eps_lo"] = [c.to_dict() for c in self.certificates]
         out["info"] = self.info
         return _plain(out)
 
@@ -138,6 +158,7 @@ class AuditReport:
                    upper=curve("delta_upper", "upper_forward", "upper_reverse"),
                    exact=curve("theory", "theory_forward", "theory_reverse"), floor=np.asarray(data["floor"], dtype=float),
                    verdict=None if data.get("verdict") is None else Verdict(**data["verdict"]),
+                   certificates=[Certificate(**c) for c in data.get("eps_lo") or []],
                    info=data.get("info", {}))
 
     def to_frame(self):
@@ -158,6 +179,9 @@ class AuditReport:
             lines.append(line)
         if self.verdict is not None:
             lines.append(str(self.verdict))
+        lines += [str(c) for c in self.certificates]
+        if self._seed_line():
+            lines.append(self._seed_line())
         return "\n".join(lines)
 
     @property
@@ -191,14 +215,18 @@ class AuditReport:
             if self.theory is not None:
                 axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
             axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
-            if self.verdict is not None:
+            if self.verdict is not None and (self.verdict.delta > 0 or not log):
                 axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
+            for certificate, style in zip(self.certificates, (":", "-.", "--")):
+                if certificate.eps_lo > 0:
+                    axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2,
+                                 label=f"eps_lo at delta={certificate.delta:g} ({1 - certificate.alpha:.0%})")
             axis.set_xlabel("eps")
             axis.set_ylabel("delta")
             if log:
                 shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
                 low = max(shown[shown > 0].min(initial=1.0), 1e-12)
-                if self.verdict is not None:  # the claimed point stays in view, however small
+                if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
                     low = min(low, self.verdict.delta)
                 axis.set_yscale("log")
                 axis.set_ylim(low / 3, 1.5)
@@ -236,6 +264,10 @@ class AuditReport:
         if self.theory is not None:
             lines.append(f"  {self.theory_label} curve: max {np.max(self.theory):.4g}")
         lines.append(f"  verdict: {self.verdict}" if self.verdict is not None else "  no claim tested")
+        if self.certificates:
+            values = ", ".join(f"{c.eps_lo:.4g} at delta={c.delta:g}" for c in self.certificates)
+            lines.append(f"  certified eps_lo (not (eps, delta)-DP for eps < eps_lo): {values}, "
+                         f"each at {1 - self.certificates[0].alpha:.0%} confidence")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

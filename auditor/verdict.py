@@ -10,14 +10,17 @@ the grid's union bound.
 * "violation": the (1 - alpha) lower bound exceeds delta0; the reported confidence is 1 - p, with
   p the smallest level at which it still does;
 * "inconclusive": no violation, and delta0 is below the detectable floor at eps0 (no outcome of an
-  audit of this size could have shown a violation of that size);
+  audit of this size could have shown a violation of that size). For a pure-DP claim (delta0 = 0)
+  any positive lower bound is a violation, so it is "inconclusive" only when the floor is 1
+  (nothing at all can be certified at eps0);
 * "no violation found": no violation although the audit could resolve deltas of size delta0.
   Black-box evidence never proves a claim; this says the tested score found no violation at level
   alpha, nothing more.
 
-When the claim is not violated, `audit` fills in `samples_needed`: the samples per side at which
-delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and `seconds_needed`, the time
-that would take at the audit's measured sampling rate.
+When a claim with delta0 > 0 is not violated, `audit` fills in `samples_needed`: the samples per
+side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and
+`seconds_needed`, the time that would take at the audit's measured sampling rate (no sample size
+makes every violation of a pure-DP claim detectable, so these stay None for delta0 = 0).
 """
 
 from __future__ import annotations
@@ -91,19 +94,20 @@ def _duration(seconds: float) -> str:
 
 
 def check_claim(claimed) -> tuple[float, float]:
-    """Validate claimed = (eps0, delta0) with eps0 >= 0 and 0 < delta0 < 1."""
+    """Validate claimed = (eps0, delta0) with eps0 >= 0 and 0 <= delta0 < 1 (delta0 = 0: pure DP)."""
     try:
         eps0, delta0 = (float(v) for v in claimed)
     except (TypeError, ValueError):
         raise ValueError(f"claimed must be a pair (eps, delta), got {claimed!r}") from None
     if not (np.isfinite(eps0) and eps0 >= 0):
         raise ValueError(f"the claimed eps must be finite and >= 0, got {eps0}")
-    if not 0 < delta0 < 1:
-        raise ValueError(f"the claimed delta must lie in (0, 1), got {delta0}")
+    if not 0 <= delta0 < 1:
+        raise ValueError(f"the claimed delta must lie in [0, 1), got {delta0}")
     return eps0, delta0
 
 
-def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None, z_select: float = 1.0) -> Verdict:
+def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None,
+          z_select: float = spectrum.Z_SELECT) -> Verdict:
     """The verdict on `claimed` from validation ROC (event choice) and held-out scores."""
     eps0, delta0 = check_claim(claimed)
     held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
@@ -130,5 +134,5 @@ def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None, z_sel
             mid = (lo + hi) / 2
             lo, hi = (lo, mid) if lower(10**mid)[0] > delta0 else (mid, hi)
         return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha)
-    label = "inconclusive" if floor > delta0 else "no violation found"
+    label = "inconclusive" if floor > delta0 and (delta0 > 0 or floor >= 1) else "no violation found"
     return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha)

@@ -58,13 +58,13 @@ def parse_params(items: list[str] | None) -> dict:
 
 
 def parse_claimed(text: str | None):
-    """'EPS,DELTA' -> (eps, delta); None stays None."""
+    """'EPS,DELTA' -> (eps, delta), DELTA = 0 for pure DP; None stays None."""
     if text is None:
         return None
     try:
         eps, delta = (float(v) for v in text.split(","))
     except ValueError:
-        raise UsageError(f"bad --claimed {text!r}: use EPS,DELTA (e.g. 1,1e-5)") from None
+        raise UsageError(f"bad --claimed {text!r}: use EPS,DELTA (e.g. 1,1e-5, or 0.7,0 for pure DP)") from None
     return eps, delta
 
 
@@ -194,6 +194,10 @@ def command_audit(args, stream=None) -> None:
     print_table(columns, stream=stream)
     if report.verdict is not None:
         print(report.verdict, file=stream)
+    for certificate in report.certificates:
+        print(certificate, file=stream)
+    seed = report.info["seed"]["entropy"]
+    print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
     print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
           file=stream)
 
@@ -284,13 +288,16 @@ def _add_audit_arguments(parser) -> None:
                         help="the new row for --neighbor replace:ROW (comma-separated), or COLUMN,VALUE for entry:ROW")
     parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
     parser.add_argument("--samples", type=parse_count, default=10**6, help="samples per side (default 1e6)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed (default: fresh entropy, printed and recorded in report.json)")
     parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram")
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the bounds (default 0.05)")
-    parser.add_argument("--claimed", metavar="EPS,DELTA", help="test a claimed (eps, delta), e.g. 1,1e-5")
+    parser.add_argument("--claimed", metavar="EPS,DELTA",
+                        help="test a claimed (eps, delta), e.g. 1,1e-5, or 0.7,0 for pure DP; the certified "
+                             "eps_lo is also printed at the claimed delta")
     parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: an in-process LocalCluster)")

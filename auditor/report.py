@@ -218,9 +218,14 @@ class AuditReport:
             if self.verdict is not None and (self.verdict.delta > 0 or not log):
                 axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
             for certificate, style in zip(self.certificates, (":", "-.", "--")):
-                if certificate.eps_lo > 0:
-                    axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2,
-                                 label=f"eps_lo at delta={certificate.delta:g} ({1 - certificate.alpha:.0%})")
+                if certificate.eps_lo > 0:  # a vertical line, or a legend entry when beyond the grid
+                    inside = certificate.eps_lo <= self.eps.max()
+                    label = (f"eps_lo at delta={certificate.delta:g}: {certificate.eps_lo:.3g} "
+                             f"({1 - certificate.alpha:.0%}){'' if inside else ', beyond the grid'}")
+                    if inside:
+                        axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2, label=label)
+                    else:
+                        axis.plot([], [], color="tab:green", ls=style, lw=1.2, label=label)
             axis.set_xlabel("eps")
             axis.set_ylabel("delta")
             if log:

@@ -90,6 +90,7 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
         import numpy as np
 
         def slow(data, rng):
+            open("started", "a").close()
             time.sleep(0.002)
             return np.asarray(data).mean(axis=0)[:2] + rng.standard_normal(2)
     """))
@@ -97,7 +98,10 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
                "--neighbor", "remove:0", "--samples", "1e5", "--out", str(tmp_path / "out")]
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
+    deadline = time.perf_counter() + 120  # imports take a few seconds; a loaded machine may take longer
+    while not (tmp_path / "started").exists() and time.perf_counter() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1.0)  # well inside the first phase (50,000 calls of 2 ms)
     assert process.poll() is None
     process.send_signal(signal.SIGINT)
     sent = time.perf_counter()

@@ -30,6 +30,7 @@ import numpy as np
 from ndis.core.errors import MechanismError
 
 BACKENDS = ("loky", "dask")
+RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
 _CHUNK_BYTES = 32 * 2**20
 
 
@@ -371,13 +372,29 @@ class Executor:
                 results.append(function(*args))
                 done(i)
             return results
-        from joblib import Parallel, delayed
+        return self._loky(function, argument_lists, done)
 
-        results = []
-        for i, result in enumerate(Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
-                delayed(function)(*args) for args in argument_lists)):
-            results.append(result)
-            done(i)
+    def _loky(self, function, argument_lists, done):
+        """The joblib path: when a worker process dies, the chunks that did not come back are run
+        again on fresh workers (a chunk is a function of its seed, so a rerun reproduces it), at most
+        `RETRIES` times per map."""
+        from joblib import Parallel, delayed
+        from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+        results, failures = [], 0
+        while len(results) < len(argument_lists):
+            try:
+                for result in Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
+                        delayed(function)(*args) for args in argument_lists[len(results):]):
+                    results.append(result)
+                    done(len(results) - 1)
+            except TerminatedWorkerError as error:
+                failures += 1
+                if failures > RETRIES:
+                    raise RuntimeError(f"joblib workers died {failures} times during one sampling phase "
+                                       f"({len(results)} of {len(argument_lists)} chunks done); giving up") from error
+                self.progress.note(f"a worker process died ({type(error).__name__}); re-running chunks "
+                                   f"{len(results)}..{len(argument_lists) - 1}")
         return results
 
 

@@ -39,7 +39,7 @@ class _Calls(list):
 
 
 def _repeat(function, data, n, rng):
-    return _Calls(function(data, rng) for _ in range(n))
+    return _Calls([function(data, rng) for _ in range(n)])
 
 
 class Interrupted(KeyboardInterrupt):
@@ -166,7 +166,18 @@ def _describe(value) -> str:
 
 
 def _stack_calls(outputs: _Calls, shape, where: str, start: int) -> np.ndarray:
-    """The outputs of per-sample calls as one array; a bad call is named by its index in the phase."""
+    """The outputs of per-sample calls as one array; a bad call is named by its index in the phase.
+
+    The whole chunk is converted at once when it stacks into numbers of one shape (the expected one,
+    if known); only otherwise are the calls checked one by one, to name the first bad one."""
+    try:
+        stacked = np.asarray(outputs)
+    except (ValueError, TypeError):  # ragged (the outputs differ in shape) or not array-like
+        stacked = None
+    if stacked is not None and stacked.dtype.kind in "biuf" and stacked.ndim >= 1:
+        stacked = stacked.reshape(len(outputs), -1) if stacked.ndim == 1 else stacked
+        if shape is None or stacked.shape[1:] == tuple(shape):
+            return stacked.astype(float, copy=False)
     expected, arrays = (None if shape is None else tuple(shape)), []
     for i, output in enumerate(outputs):
         array = _numeric(output)

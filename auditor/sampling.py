@@ -316,7 +316,11 @@ class Progress:
 
 
 class Executor:
-    """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order."""
+    """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order.
+
+    A worker process that dies loses no chunk: loky's unfinished chunks are re-run (`_loky`), and
+    the Dask scheduler reschedules the tasks of a lost worker itself (up to its `allowed-failures`
+    per task). A re-run chunk reproduces itself from its seed key, so the report does not change."""
 
     def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None):
         if backend not in BACKENDS:
@@ -402,8 +406,9 @@ class Executor:
             except TerminatedWorkerError as error:
                 failures += 1
                 if failures > RETRIES:
-                    raise RuntimeError(f"joblib workers died {failures} times during one sampling phase "
-                                       f"({len(results)} of {len(argument_lists)} chunks done); giving up") from error
+                    raise RuntimeError(f"a joblib worker process died in each of {failures} attempt(s) at this "
+                                       f"sampling phase ({len(results)} of {len(argument_lists)} chunks done); "
+                                       "giving up") from error
                 self.progress.note(f"a worker process died ({type(error).__name__}); re-running chunks "
                                    f"{len(results)}..{len(argument_lists) - 1}")
         return results

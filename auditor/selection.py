@@ -12,6 +12,8 @@ a single candidate, everything is fitted on all rows at once.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from scipy.special import log_expit
 
@@ -49,16 +51,18 @@ def successive_halving(candidates, fit, X_valid, n_fit: int, advance):
     advance(k) : called as k more candidates are settled (dropped, skipped or fitted on all rows).
 
     Returns (label, fitted scorer, losses, rounds): losses maps every label to its last validation
-    log-loss (or "skipped: reason"); rounds lists per rung the rows fitted, the losses and the
-    labels dropped with their gap and standard error to the best.
+    log-loss (or "skipped: reason"); rounds lists per rung the rows fitted, the losses, the fit
+    times and the labels dropped with their gap and standard error to the best.
     """
     losses, rounds, alive = {}, [], list(candidates)
     sizes = rung_sizes(n_fit, len(alive))
     for rung, rows in enumerate(sizes):
-        fitted, per_row = {}, {}
+        fitted, per_row, seconds = {}, {}, {}
         for label in alive:
+            started = time.perf_counter()
             try:
                 fitted[label] = fit(label, rows)
+                seconds[label] = time.perf_counter() - started
             except ValueError as error:
                 if len(candidates) == 1:
                     raise
@@ -71,7 +75,8 @@ def successive_halving(candidates, fit, X_valid, n_fit: int, advance):
         if not alive:
             raise ValueError("no scorer could be fitted: " + "; ".join(f"{k}: {v}" for k, v in losses.items()))
         best = min(alive, key=losses.get)
-        record = {"fit_rows_per_side": rows, "losses": {label: losses[label] for label in alive}, "dropped": {}}
+        record = {"fit_rows_per_side": rows, "losses": {label: losses[label] for label in alive},
+                  "fit_seconds": seconds, "dropped": {}}
         rounds.append(record)
         if rung == len(sizes) - 1:
             advance(len(alive))

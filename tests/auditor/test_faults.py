@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from ndis.auditor import audit
+from ndis.auditor import audit, sampling
 
 EPS = np.linspace(0, 1, 6)
 KILL_KEY = (1, 1, 3)  # D' side, held-out part, chunk 3: well inside the run
@@ -53,3 +53,10 @@ def test_a_dask_worker_killed_mid_run_is_replaced_and_its_tasks_rescheduled(tmp_
                        scheduler=client, **KWARGS)
     assert marker.exists()
     _assert_same(report, reference)
+
+
+def test_workers_that_keep_dying_end_the_audit_with_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(sampling, "RETRIES", 0)
+    mech = functools.partial(dying_gaussian, marker=str(tmp_path / "killed"))
+    with pytest.raises(RuntimeError, match=r"died in each of 1 attempt\(s\)"):
+        audit(mech, 1.0, 0.0, n_jobs=2, **KWARGS)

@@ -93,3 +93,15 @@ def test_auto_on_gaussian_outputs_keeps_the_full_comparison_choice(monkeypatch):
     if chosen == full.info["scorer"]:
         np.testing.assert_array_equal(halving.delta, full.delta)
         np.testing.assert_array_equal(halving.delta_lower, full.delta_lower)
+
+
+def test_the_mlp_trains_exactly_as_with_torch_adam_without_importing_dynamo(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from ndis.auditor import mlp, scorers
+
+    rng = np.random.default_rng(0)
+    X_p, X_q = rng.normal(0.3, 1, (3_000, 2)), rng.normal(0, 1, (3_000, 2))
+    own = scorers.make("mlp", epochs=3).fit(X_p, X_q, seed=2).log_odds(X_p[:200])
+    monkeypatch.setattr(mlp, "_Adam", lambda params, lr: torch.optim.Adam(params, lr=lr))
+    reference = scorers.make("mlp", epochs=3).fit(X_p, X_q, seed=2).log_odds(X_p[:200])
+    np.testing.assert_array_equal(own, reference)

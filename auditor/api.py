@@ -20,7 +20,7 @@ from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
 from . import features as features_module
-from . import neighbors, sampling, scorers, spectrum
+from . import neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
 from .certify import DEFAULT_DELTA, certify
 from .eureka import eureka_spectrum
@@ -402,7 +402,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
     with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {n_fit + n_valid:,} samples",
                                  len(combos), unit="fits") as advance:
-        best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance)
+        best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
     _, f, fitted, label = best
     columns = slice(widths[f], widths[f + 1])
     valid_p = fitted.log_odds(train[0][n_fit:, columns])
@@ -427,25 +427,21 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     return curves, (spectrum.empirical_roc(valid_p, valid_q), held_p, held_q, (valid_p.size, valid_q.size))
 
 
-def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance):
-    """(validation loss, feature index, fitted scorer, label) of the best (feature map, scorer) pair."""
-    best = None
-    for index, (f, s) in enumerate(combos):
-        columns = slice(widths[f], widths[f + 1])
-        X_p, X_q = train[0][:, columns], train[1][:, columns]
-        label = f"{factories[s][0]}/{feature_list[f][0]}"
+def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info):
+    """(validation loss, feature index, fitted scorer, label) of the best (feature map, scorer) pair,
+    chosen by successive halving (`selection`); the rounds go to info["scorer_selection"]."""
+    pairs = {f"{factories[s][0]}/{feature_list[f][0]}": (index, f, s) for index, (f, s) in enumerate(combos)}
+    columns = {label: slice(widths[f], widths[f + 1]) for label, (_, f, _) in pairs.items()}
+
+    def fit(label, rows):
+        index, _, s = pairs[label]
         candidate = factories[s][1]()
-        try:
-            candidate.fit(X_p[:n_fit], X_q[:n_fit], seed=int(sampling.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
-        except ValueError as error:
-            if len(combos) == 1:
-                raise
-            losses[label] = f"skipped: {error}"
-            advance(1)
-            continue
-        loss = scorers.log_loss(candidate, X_p[n_fit:], X_q[n_fit:])
-        advance(1)
-        losses[label] = loss
-        if best is None or loss < best[0]:
-            best = (loss, f, candidate, label)
-    return best
+        candidate.fit(train[0][:rows, columns[label]], train[1][:rows, columns[label]],
+                      seed=int(sampling.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
+        return candidate
+
+    valid = {label: (train[0][n_fit:, c], train[1][n_fit:, c]) for label, c in columns.items()}
+    label, fitted, scores, info["scorer_selection"] = selection.successive_halving(list(pairs), fit, valid, n_fit,
+                                                                                   advance)
+    losses.update(scores)
+    return losses[label], pairs[label][1], fitted, label

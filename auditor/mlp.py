@@ -25,6 +25,34 @@ def select_device(device: str = "auto") -> str:
     return device
 
 
+class _Adam:
+    """Adam with torch.optim.Adam's defaults and its single-tensor update, step for step; written out
+    because torch.optim imports torch._dynamo (seconds of start-up) on first use."""
+
+    def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8):
+        import torch
+
+        self.params, self.lr, self.betas, self.eps, self.steps = params, lr, betas, eps, 0
+        self.moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        import torch
+
+        beta1, beta2 = self.betas
+        self.steps += 1
+        step_size = self.lr / (1 - beta1 ** self.steps)
+        correction2 = (1 - beta2 ** self.steps) ** 0.5
+        with torch.no_grad():
+            for p, (mean, square) in zip(self.params, self.moments):
+                mean.lerp_(p.grad, 1 - beta1)
+                square.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                p.addcdiv_(mean, (square.sqrt() / correction2).add_(self.eps), value=-step_size)
+
+
 class MLPScorer:
     """ReLU MLP with one logit output, Adam, mini-batches, early stopping on a 10% split.
 
@@ -78,7 +106,7 @@ class MLPScorer:
         fit_x, fit_y = data[order[n_stop:]], labels[order[n_stop:]]
 
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        optimiser = torch.optim.Adam(self.model.parameters(), lr=self.lr)
+        optimiser = _Adam(list(self.model.parameters()), lr=self.lr)
         best, best_state, waited = np.inf, None, 0
         for _ in tqdm(range(self.epochs), desc="training mlp", disable=not self.progress, leave=False):
             self.model.train()

@@ -30,6 +30,7 @@ import numpy as np
 from ndis.core.errors import MechanismError
 
 BACKENDS = ("loky", "dask")
+RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
 _CHUNK_BYTES = 32 * 2**20
 
 
@@ -38,7 +39,7 @@ class _Calls(list):
 
 
 def _repeat(function, data, n, rng):
-    return _Calls(function(data, rng) for _ in range(n))
+    return _Calls([function(data, rng) for _ in range(n)])
 
 
 class Interrupted(KeyboardInterrupt):
@@ -165,7 +166,18 @@ def _describe(value) -> str:
 
 
 def _stack_calls(outputs: _Calls, shape, where: str, start: int) -> np.ndarray:
-    """The outputs of per-sample calls as one array; a bad call is named by its index in the phase."""
+    """The outputs of per-sample calls as one array; a bad call is named by its index in the phase.
+
+    The whole chunk is converted at once when it stacks into numbers of one shape (the expected one,
+    if known); only otherwise are the calls checked one by one, to name the first bad one."""
+    try:
+        stacked = np.asarray(outputs)
+    except (ValueError, TypeError):  # ragged (the outputs differ in shape) or not array-like
+        stacked = None
+    if stacked is not None and stacked.dtype.kind in "biuf" and stacked.ndim >= 1:
+        stacked = stacked.reshape(len(outputs), -1) if stacked.ndim == 1 else stacked
+        if shape is None or stacked.shape[1:] == tuple(shape):
+            return stacked.astype(float, copy=False)
     expected, arrays = (None if shape is None else tuple(shape)), []
     for i, output in enumerate(outputs):
         array = _numeric(output)
@@ -304,7 +316,11 @@ class Progress:
 
 
 class Executor:
-    """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order."""
+    """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order.
+
+    A worker process that dies loses no chunk: loky's unfinished chunks are re-run (`_loky`), and
+    the Dask scheduler reschedules the tasks of a lost worker itself (up to its `allowed-failures`
+    per task). A re-run chunk reproduces itself from its seed key, so the report does not change."""
 
     def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None):
         if backend not in BACKENDS:
@@ -371,13 +387,30 @@ class Executor:
                 results.append(function(*args))
                 done(i)
             return results
-        from joblib import Parallel, delayed
+        return self._loky(function, argument_lists, done)
 
-        results = []
-        for i, result in enumerate(Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
-                delayed(function)(*args) for args in argument_lists)):
-            results.append(result)
-            done(i)
+    def _loky(self, function, argument_lists, done):
+        """The joblib path: when a worker process dies, the chunks that did not come back are run
+        again on fresh workers (a chunk is a function of its seed, so a rerun reproduces it), at most
+        `RETRIES` times per map."""
+        from joblib import Parallel, delayed
+        from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+        results, failures = [], 0
+        while len(results) < len(argument_lists):
+            try:
+                for result in Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
+                        delayed(function)(*args) for args in argument_lists[len(results):]):
+                    results.append(result)
+                    done(len(results) - 1)
+            except TerminatedWorkerError as error:
+                failures += 1
+                if failures > RETRIES:
+                    raise RuntimeError(f"a joblib worker process died in each of {failures} attempt(s) at this "
+                                       f"sampling phase ({len(results)} of {len(argument_lists)} chunks done); "
+                                       "giving up") from error
+                self.progress.note(f"a worker process died ({type(error).__name__}); re-running chunks "
+                                   f"{len(results)}..{len(argument_lists) - 1}")
         return results
 
 

@@ -242,7 +242,7 @@ def _polish_gap(loss, eps, x, zmax):
     return gap
 
 
-def _path_shape(loss, eps, c, gap, g0, g2, g3):
+def _path_shape(loss, eps, c, gap, g2, g3):
     """Curvatures (bold, cautious) of the path z = c + alpha y^2 + i y, tried in this order.
 
     alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and the magnitude of the
@@ -254,13 +254,11 @@ def _path_shape(loss, eps, c, gap, g0, g2, g3):
     exp(linear z^2 / (2(1 - 2 weight z))), near which the integrand may bump above its saddle value.
     The parabola never meets the real axis beyond c, so every alpha gives the exact integral; paths
     on which the integrand climbs are rejected by `_trapezoid` and the next shape is tried. A normal
-    component, or a term whose 1/(2|weight|) lies far beyond the range where its Gaussian factor
-    e^{-linear y^2 / 2} has killed the integrand, makes the vertical line (alpha = 0) the path."""
+    component (e^{normal_var z^2 / 2} grows along any parabola) makes the vertical line the path.
+    Terms that are nearly normal (a linear part with a tiny weight) do not: a branch point next to
+    the saddle still needs the bent path, whose far end the integration range cuts off."""
     zmax = loss.upper_domain()
     w, s = loss.weight, loss.linear
-    with np.errstate(divide="ignore", invalid="ignore"):
-        near_normal = (w != 0) & (s / (8.0 * w**2) > (np.abs(g0) + 1000.0)[:, None])
-    gaussian = loss.normal_var + np.where(near_normal, s, 0.0).sum(axis=1)
     direction = np.sign(eps - loss.drift())                     # sign of D: decay of e^{-D Re z}
     local = g3 / (6.0 * g2)                                     # steepest-descent curvature at c
     with np.errstate(divide="ignore"):
@@ -274,12 +272,15 @@ def _path_shape(loss, eps, c, gap, g0, g2, g3):
     left_any = c - np.max(np.where(w < 0, point, -1.0), axis=1, initial=-1.0)
     left_ess = c - np.max(np.where((w < 0) & essential, point, -np.inf), axis=1, initial=-np.inf)
     shapes = []
-    for right, left in ((right_any, left_any), (np.where(np.isfinite(right_ess), right_ess, right_any),
-                                                 np.where(np.isfinite(left_ess), left_ess, left_any))):
-        room = np.where(direction > 0, right, left)
+    # the bold shape follows the steepest descent at c (its side, nearest singularity of any kind);
+    # the cautious one the side where e^{-D Re z} decays at infinity, clear of essential singularities
+    for side, right, left in ((np.where(local != 0, np.sign(local), direction), right_any, left_any),
+                              (direction, np.where(np.isfinite(right_ess), right_ess, right_any),
+                               np.where(np.isfinite(left_ess), left_ess, left_any))):
+        room = np.where(side > 0, right, left)
         cap = np.minimum(np.where(np.isfinite(room), 0.5 / room, np.sqrt(g2)), np.sqrt(g2) * 4.0)
-        magnitude = np.clip(np.where(local * direction > 0, np.abs(local), 0.0), 0.05 * cap, cap)
-        shapes.append(np.where(gaussian > 0, 0.0, direction * magnitude))
+        magnitude = np.clip(np.where(local * side > 0, np.abs(local), 0.0), 0.05 * cap, cap)
+        shapes.append(np.where(loss.normal_var > 0, 0.0, side * magnitude))
     return shapes
 
 
@@ -398,7 +399,7 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
     g0 = k0 - c * e - np.log(c) - np.log1p(c)
     g2 = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
     g3 = k3 - 2.0 / c**3 - 2.0 / (1.0 + c) ** 3
-    bold, cautious = _path_shape(sub, e, c, gap, g0, g2, g3)
+    bold, cautious = _path_shape(sub, e, c, gap, g2, g3)
     integral = np.full(rows.size, np.nan)
     pending = np.arange(rows.size)
     # the bold parabola, the cautious one, flattened by 8 and 64, then the vertical line

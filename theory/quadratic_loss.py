@@ -294,7 +294,7 @@ def _integrand(loss, eps, c, gap, g2, alpha, t):
         exponent = loss.complex_exponent(dz, c, gap, eps)
         values = np.exp(exponent) * (2.0 * alpha[:, None] * y + 1j)
         climb = np.max(np.where(np.isnan(exponent.real), np.inf, exponent.real), axis=1, initial=-np.inf)
-    return values.imag * scale * np.cosh(t), climb
+        return values.imag * scale * np.cosh(t), climb
 
 
 def _integration_range(loss, eps, c, gap, g2, alpha):
@@ -339,8 +339,9 @@ def _trapezoid(loss, eps, c, gap, g2, alpha, top):
     h = top / n
     inner, climbed = _integrand(loss, eps, c, gap, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
     climb = np.maximum(climb, climbed)
-    total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
-    ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
+    with np.errstate(invalid="ignore", over="ignore"):       # non-finite sums mark rejected rows
+        total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
+        ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
     while n < _MAX_NODES:
         todo = rows[~done]

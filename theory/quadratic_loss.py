@@ -245,12 +245,13 @@ def _polish_gap(loss, eps, x, zmax):
 def _path_shape(loss, eps, c, gap, g2, g3):
     """Curvatures (bold, cautious) of the path z = c + alpha y^2 + i y, tried in this order.
 
-    alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and the magnitude of the
-    steepest-descent curvature g'''(c) / (6 g''(c)) at the saddle, clipped to [0.05, 1] x 0.5 / gap
-    and to 4 sqrt(g''(c)): the path keeps half a gap from the singularity on the real axis in its
-    direction. The bold shape measures the gap to the nearest singularity of any kind (a branch
-    point next to a saddle pinned near z_max, as for tiny weights at large eps, needs the
-    Hankel-like path around it); the cautious one the gap to the nearest essential singularity of
+    |alpha| is the steepest-descent curvature g3 / (6 g2) at the saddle (g2, g3: derivatives of g at
+    c), clipped to [0.05, 1] x 0.5 / room and to 4 sqrt(g2): the path keeps half the room from the
+    nearest singularity on the real axis on its side. The bold shape bends to the side of the
+    steepest descent and measures the room to the nearest singularity of any kind (a branch point
+    next to a saddle pinned near z_max, as for tiny weights at large eps, needs the Hankel-like path
+    around it); the cautious one bends to the side of D = eps - drift (e^{-D Re z} decays at
+    infinity) and measures the room to the nearest essential singularity of
     exp(linear z^2 / (2(1 - 2 weight z))), near which the integrand may bump above its saddle value.
     The parabola never meets the real axis beyond c, so every alpha gives the exact integral; paths
     on which the integrand climbs are rejected by `_trapezoid` and the next shape is tried. A normal

@@ -402,11 +402,16 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
     g2 = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
     g3 = k3 - 2.0 / c**3 - 2.0 / (1.0 + c) ** 3
     bold, cautious = _path_shape(sub, e, c, gap, g2, g3)
+    # first the shape along which the integrand falls below e^-70 sooner (fewer trapezoid nodes),
+    # then the other, the cautious one flattened by 8 and 64, then the vertical line
+    reach = [np.where(found, top, np.inf) for top, found in
+             (_integration_range(sub, e, c, gap, g2, shape) for shape in (bold, cautious))]
+    bold_first = reach[0] < reach[1]
+    first, second = np.where(bold_first, bold, cautious), np.where(bold_first, cautious, bold)
     integral = np.full(rows.size, np.nan)
     pending = np.arange(rows.size)
-    # the bold parabola, the cautious one, flattened by 8 and 64, then the vertical line
     tried = np.full(rows.size, np.nan)
-    for shape in (bold, cautious, cautious / 8.0, cautious / 64.0, 0.0 * cautious):
+    for shape in (first, second, cautious / 8.0, cautious / 64.0, 0.0 * cautious):
         retry = pending[shape[pending] != tried[pending]]
         alpha = tried[retry] = shape[retry]
         part = sub.take(retry)

@@ -8,7 +8,8 @@ W ~ chi2_{p-1}, Z ~ N(0, 1):
     under D:   L = e/(2 Q1) W + Dl/(2 Q1) Z^2 + sqrt(r l e) L1/Q1 Z + r l e/(2 Q1) + K0,
     under D':  L = e/(2 L1) W + Dl/(2 L1^2) Z^2 + sqrt(r l e Q1)/L1^2 Z - r l e/(2 L1^2) + K0,
 delta_fwd = E_D[(1 - e^{eps - L})_+], delta_rev = E_D'[(1 - e^{eps + L})_+]; both by the contour
-integral of `theory.quadratic_loss`.
+integral of `theory.quadratic_loss`. When e > l (1 - l) (Dl > 0) the reverse loss -L is bounded above
+by r l e / (2 L1^2) - K0 + r l e Q1 / (2 L1^2 Dl): delta_rev = 0 exactly (ln delta = -inf) from there on.
 """
 
 from __future__ import annotations

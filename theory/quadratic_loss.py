@@ -33,7 +33,6 @@ _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
 _RTOL = 1e-11         # agreement required between two successive trapezoid levels
 _SCAN_STEP, _SCAN_POINTS, _SCAN_BLOCKS = 0.5, 8, 6   # coarse scan for the end of the range: t <= 24
 _MAX_CLIMB = np.log(100.0)   # largest Re[G(z) - G(c)] accepted on a path: two digits of cancellation
-_ATTEMPTS = 4         # parabola, alpha / 8, alpha / 64, vertical line; then adaptive quadrature
 
 
 @dataclass(frozen=True)
@@ -82,11 +81,28 @@ class QuadraticLoss:
         return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows], self.normal_var[rows])
 
     # -- cumulant generating function and its derivatives on the real axis ------------------------
-    def cgf_derivatives(self, x: np.ndarray):
-        """K(x), K'(x), K''(x), K'''(x) for real x of shape (batch,), inside the domain."""
+    def denominators(self, x: np.ndarray, gap=None) -> np.ndarray:
+        """u_j = 1 - 2 weight_j x, shape (batch, terms), for real x with gap = z_max - x.
+
+        Near z_max = 1 / (2 w_max) the direct form loses the digits of the largest weight's u to
+        cancellation (x ~ 1e9 at a gap of 0.1 for tiny weights); written as
+        u_j = (w_max - w_j) / w_max + 2 w_j gap it keeps full relative accuracy when the gap is
+        carried separately (`_saddle`)."""
+        zmax = self.upper_domain()
+        if gap is None:
+            gap = zmax - x
+        w = self.weight
+        finite = np.isfinite(zmax)
+        wmax = np.where(finite, 0.5 / np.where(finite, zmax, 1.0), 1.0)[:, None]
+        with np.errstate(invalid="ignore"):
+            near = (wmax - w) / wmax + 2.0 * w * np.where(finite, gap, 0.0)[:, None]
+        return np.where(finite[:, None], near, 1.0 - 2.0 * w * x[:, None])
+
+    def cgf_derivatives(self, x: np.ndarray, gap=None):
+        """K(x), K'(x), K''(x), K'''(x) for real x of shape (batch,) inside the domain (gap = z_max - x)."""
         w, k, s = self.weight, self.dof, self.linear
+        u = self.denominators(x, gap)
         x = x[:, None]
-        u = 1.0 - 2.0 * w * x
         with np.errstate(divide="ignore", invalid="ignore"):
             k0 = (-0.5 * k * np.log(u) + s * x**2 / (2.0 * u)).sum(axis=1)
             k1 = (k * w / u + s * x * (1.0 - w * x) / u**2).sum(axis=1)
@@ -101,12 +117,12 @@ class QuadraticLoss:
             k3,
         )
 
-    def slope_curvature(self, x: np.ndarray):
+    def slope_curvature(self, x: np.ndarray, gap=None):
         """K'(x) and K''(x) only (the saddle-point iteration needs no logarithm)."""
         w, k, s = self.weight, self.dof, self.linear
         xc = x[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            inv = 1.0 / (1.0 - 2.0 * w * xc)
+            inv = 1.0 / self.denominators(x, gap)
             k1 = (inv * (k * w + s * xc * (1.0 - w * xc) * inv)).sum(axis=1)
             k2 = (inv**2 * (2.0 * k * w**2 + s * inv)).sum(axis=1)
         return k1 + self.offset + self.normal_var * x, k2 + self.normal_var
@@ -134,26 +150,30 @@ class QuadraticLoss:
     def is_constant(self) -> np.ndarray:
         return (self.normal_var == 0) & np.all((self.weight == 0) & (self.linear == 0), axis=1)
 
-    def complex_exponent(self, z: np.ndarray, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
-        """G(z) - G(c) with G(z) = K(z) - z eps - ln z - ln(1 + z), for z of shape (batch, nodes).
+    def complex_exponent(self, dz: np.ndarray, c: np.ndarray, gap: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """G(c + dz) - G(c) with G(z) = K(z) - z eps - ln z - ln(1 + z), for dz of shape (batch, nodes).
 
-        Written in differences so that it is accurate near the saddle c."""
-        dz = z - c[:, None]
+        Written in the offset dz from the saddle c (gap = z_max - c), with u(z) = u(c) - 2 weight dz:
+        accurate near c and next to the branch point z_max even where c is huge (c + dz would lose
+        the digits of dz)."""
+        z = c[:, None] + dz
+        ucs = self.denominators(c, gap)
         out = dz * (self.offset - eps)[:, None] + 0.5 * self.normal_var[:, None] * dz * (z + c[:, None])
         out -= np.log1p(dz / c[:, None]) + np.log1p(dz / (1.0 + c[:, None]))
         for j in range(self.weight.shape[1]):
             w, k, s = self.weight[:, j, None], self.dof[:, j, None], self.linear[:, j, None]
-            uc = 1.0 - 2.0 * w * c[:, None]
+            uc = ucs[:, j, None]
             if np.any(k):
                 out -= 0.5 * k * np.log1p((-2.0 * w / uc) * dz)
             if np.any(s):
                 # linear (z^2/u(z) - c^2/u(c)) / 2 = linear dz (z/u(z) + c) / (2 u(c))
-                out += (0.5 * s / uc) * dz * (z / (1.0 - 2.0 * w * z) + c[:, None])
+                out += (0.5 * s / uc) * dz * (z / (uc - 2.0 * w * dz) + c[:, None])
         return out
 
 
-def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
-    """The minimiser c of the convex g(x) = K(x) - x eps - ln x - ln(1 + x) on (0, z_max)."""
+def _saddle(loss: QuadraticLoss, eps: np.ndarray):
+    """The minimiser c of the convex g(x) = K(x) - x eps - ln x - ln(1 + x) on (0, z_max), and its
+    gap z_max - c to full relative accuracy (inf where z_max = inf)."""
     zmax = loss.upper_domain()
     lo = np.zeros_like(eps)
     hi = zmax.copy()
@@ -191,19 +211,55 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> np.ndarray:
         x = new
         if np.all(converged | (grad == 0)):
             break
-    return x
+    gap = _polish_gap(loss, eps, x, zmax)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(gap), zmax - gap, x), gap
 
 
-def _path_shape(loss, eps, c, g0, g2, g3):
-    """Curvature alpha of the path z = c + alpha y^2 + i y. alpha has the sign of D = eps - drift (e^{-D Re z} must decay) and is
-    capped so that the path keeps its distance from the singularities on the real axis. A normal
-    component, or a term whose 1/(2|weight|) lies far beyond the range where its Gaussian factor
-    e^{-linear y^2 / 2} has killed the integrand, makes the vertical line (alpha = 0) the path."""
+def _polish_gap(loss, eps, x, zmax):
+    """Newton on the gap h = z_max - c (dh = -dx), halving where a step leaves (0, z_max): a saddle
+    within a few units in the last place of z_max (tiny weights, large eps) gets a gap accurate to
+    1e-12 relative, which c itself cannot carry."""
+    finite = np.isfinite(zmax)
+    gap = np.where(finite, zmax - x, np.inf)
+    rows = np.flatnonzero(finite)
+    if rows.size == 0:
+        return gap
+    part, e, top = loss.take(rows), eps[rows], zmax[rows]
+    h = np.maximum(gap[rows], 1e-17 * top)
+    for _ in range(200):
+        c = top - h
+        k1, k2 = part.slope_curvature(c, h)
+        grad = k1 - e - 1.0 / c - 1.0 / (1.0 + c)
+        curv = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
+        new = h + grad / curv
+        new = np.where(new <= 0, 0.5 * h, np.where(new >= top, 0.5 * (h + top), new))
+        done = ~np.isfinite(new) | (np.abs(new - h) <= 1e-13 * h)
+        h = np.where(np.isfinite(new), new, h)
+        if np.all(done):
+            break
+    gap[rows] = h
+    return gap
+
+
+def _path_shape(loss, eps, c, gap, g2, g3):
+    """Curvatures (bold, cautious) of the path z = c + alpha y^2 + i y, tried in this order.
+
+    |alpha| is the steepest-descent curvature g3 / (6 g2) at the saddle (g2, g3: derivatives of g at
+    c), clipped to [0.05, 1] x 0.5 / room and to 4 sqrt(g2): the path keeps half the room from the
+    nearest singularity on the real axis on its side. The bold shape bends to the side of the
+    steepest descent and measures the room to the nearest singularity of any kind (a branch point
+    next to a saddle pinned near z_max, as for tiny weights at large eps, needs the Hankel-like path
+    around it); the cautious one bends to the side of D = eps - drift (e^{-D Re z} decays at
+    infinity) and measures the room to the nearest essential singularity of
+    exp(linear z^2 / (2(1 - 2 weight z))), near which the integrand may bump above its saddle value.
+    The parabola never meets the real axis beyond c, so every alpha gives the exact integral; paths
+    on which the integrand climbs are rejected by `_trapezoid` and the next shape is tried. A normal
+    component (e^{normal_var z^2 / 2} grows along any parabola) makes the vertical line the path.
+    Terms that are nearly normal (a linear part with a tiny weight) do not: a branch point next to
+    the saddle still needs the bent path, whose far end the integration range cuts off."""
     zmax = loss.upper_domain()
     w, s = loss.weight, loss.linear
-    with np.errstate(divide="ignore", invalid="ignore"):
-        near_normal = (w != 0) & (s / (8.0 * w**2) > (np.abs(g0) + 1000.0)[:, None])
-    gaussian = loss.normal_var + np.where(near_normal, s, 0.0).sum(axis=1)
     direction = np.sign(eps - loss.drift())                     # sign of D: decay of e^{-D Re z}
     local = g3 / (6.0 * g2)                                     # steepest-descent curvature at c
     with np.errstate(divide="ignore"):
@@ -212,34 +268,37 @@ def _path_shape(loss, eps, c, g0, g2, g3):
     # exponent, about linear / (4 weight^2) at unit distance, is negligible
     with np.errstate(divide="ignore", invalid="ignore"):
         essential = (s > 0) & (s > 1e-3 * 4.0 * w**2)
-    right_any = zmax - c
-    right_ess = np.min(np.where((w > 0) & essential, point, np.inf), axis=1, initial=np.inf) - c
+        right_ess = np.min(np.where((w > 0) & essential, point - zmax[:, None], np.inf), axis=1, initial=np.inf) + gap
+    right_any = gap
     left_any = c - np.max(np.where(w < 0, point, -1.0), axis=1, initial=-1.0)
     left_ess = c - np.max(np.where((w < 0) & essential, point, -np.inf), axis=1, initial=-np.inf)
-    # stay half a gap away from the nearest singularity, and from the nearest essential one
-    gap = np.where(direction > 0, np.where(np.isfinite(right_ess), right_ess, right_any),
-                   np.where(np.isfinite(left_ess), left_ess, left_any))
-    cap = np.where(np.isfinite(gap), 0.5 / gap, np.sqrt(g2))
-    cap = np.minimum(cap, np.sqrt(g2) * 4.0)
-    magnitude = np.where(local * direction > 0, np.abs(local), 0.0)
-    magnitude = np.clip(magnitude, 0.05 * cap, cap)
-    return np.where(gaussian > 0, 0.0, direction * magnitude)
+    shapes = []
+    # the bold shape follows the steepest descent at c (its side, nearest singularity of any kind);
+    # the cautious one the side where e^{-D Re z} decays at infinity, clear of essential singularities
+    for side, right, left in ((np.where(local != 0, np.sign(local), direction), right_any, left_any),
+                              (direction, np.where(np.isfinite(right_ess), right_ess, right_any),
+                               np.where(np.isfinite(left_ess), left_ess, left_any))):
+        room = np.where(side > 0, right, left)
+        cap = np.minimum(np.where(np.isfinite(room), 0.5 / room, np.sqrt(g2)), np.sqrt(g2) * 4.0)
+        magnitude = np.clip(np.where(local * side > 0, np.abs(local), 0.0), 0.05 * cap, cap)
+        shapes.append(np.where(loss.normal_var > 0, 0.0, side * magnitude))
+    return shapes
 
 
-def _integrand(loss, eps, c, g2, alpha, t):
+def _integrand(loss, eps, c, gap, g2, alpha, t):
     """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola,
     and per row the largest Re[G(z) - G(c)] met (> 0: the path climbs above the saddle)."""
     scale = 1.0 / np.sqrt(g2)[:, None]
     y = scale * np.sinh(t)
-    z = c[:, None] + alpha[:, None] * y**2 + 1j * y
+    dz = alpha[:, None] * y**2 + 1j * y
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        exponent = loss.complex_exponent(z, c, eps)
+        exponent = loss.complex_exponent(dz, c, gap, eps)
         values = np.exp(exponent) * (2.0 * alpha[:, None] * y + 1j)
         climb = np.max(np.where(np.isnan(exponent.real), np.inf, exponent.real), axis=1, initial=-np.inf)
-    return values.imag * scale * np.cosh(t), climb
+        return values.imag * scale * np.cosh(t), climb
 
 
-def _integration_range(loss, eps, c, g2, alpha):
+def _integration_range(loss, eps, c, gap, g2, alpha):
     """First t (on a coarse scan) where the integrand has fallen below e^-70 of its value at the saddle.
 
     The rest of the contour may then leave the parabola for the vertical line through that point,
@@ -254,9 +313,9 @@ def _integration_range(loss, eps, c, g2, alpha):
         t = np.broadcast_to(t, (todo.size, _SCAN_POINTS))
         scale = 1.0 / np.sqrt(g2[todo])[:, None]
         y = scale * np.sinh(t)
-        z = c[todo, None] + alpha[todo, None] * y**2 + 1j * y
+        dz = alpha[todo, None] * y**2 + 1j * y
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            size = (loss.take(todo).complex_exponent(z, c[todo], eps[todo]).real
+            size = (loss.take(todo).complex_exponent(dz, c[todo], gap[todo], eps[todo]).real
                     + np.log(np.abs(2.0 * alpha[todo, None] * y + 1j) * scale * np.cosh(t)))
         below = size < -70.0
         hit = np.any(below, axis=1)
@@ -270,19 +329,20 @@ def _integration_range(loss, eps, c, g2, alpha):
     return top, np.isfinite(top)
 
 
-def _trapezoid(loss, eps, c, g2, alpha, top):
+def _trapezoid(loss, eps, c, gap, g2, alpha, top):
     """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
     sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, accepted):
     rejected are unconverged rows and paths on which |e^{G(z) - G(c)}| climbs more than _MAX_CLIMB
     above its saddle value (a bump near a singularity that only cancels in exact arithmetic)."""
     rows = np.arange(loss.batch)
-    ends, climb = _integrand(loss, eps, c, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
+    ends, climb = _integrand(loss, eps, c, gap, g2, alpha, np.stack([np.zeros_like(top), top], axis=1))
     n = _START_NODES
     h = top / n
-    inner, climbed = _integrand(loss, eps, c, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
+    inner, climbed = _integrand(loss, eps, c, gap, g2, alpha, h[:, None] * np.arange(1, n)[None, :])
     climb = np.maximum(climb, climbed)
-    total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
-    ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
+    with np.errstate(invalid="ignore", over="ignore"):       # non-finite sums mark rejected rows
+        total = h * (inner.sum(axis=1) + 0.5 * ends.sum(axis=1))
+        ok = np.all(np.isfinite(ends), axis=1) & (np.abs(ends[:, 1]) <= 1e-15 * np.abs(total) / np.maximum(h, 1e-300))
     done = np.zeros(loss.batch, dtype=bool)
     while n < _MAX_NODES:
         todo = rows[~done]
@@ -290,7 +350,7 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
             break
         sub = loss.take(todo)
         h = top[todo] / (2 * n)
-        mids, climbed = _integrand(sub, eps[todo], c[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        mids, climbed = _integrand(sub, eps[todo], c[todo], gap[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
         climb[todo] = np.maximum(climb[todo], climbed)
         with np.errstate(invalid="ignore", over="ignore"):
             refined = 0.5 * total[todo] + h * mids.sum(axis=1)
@@ -302,11 +362,11 @@ def _trapezoid(loss, eps, c, g2, alpha, top):
     return total, ok
 
 
-def _adaptive(loss, eps, c, g2) -> float:
+def _adaptive(loss, eps, c, gap, g2) -> float:
     """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf).
     Warns when the quadrature's own error estimate exceeds 1e-9 of the result."""
     def on_line(y):
-        return np.exp(loss.complex_exponent(np.array([[c[0] + 1j * y]]), c, eps)[0, 0]).real
+        return np.exp(loss.complex_exponent(np.array([[1j * y]]), c, gap, eps)[0, 0]).real
 
     scale = 1.0 / np.sqrt(g2[0])
     breaks = scale * np.array([0.0, 1.0, 3.0, 10.0, 30.0, np.inf])
@@ -336,32 +396,39 @@ def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
         return out
     rows = np.flatnonzero(active)
     sub, e = loss.take(rows), eps[rows]
-    c = _saddle(sub, e)
-    k0, _, k2, k3 = sub.cgf_derivatives(c)
+    c, gap = _saddle(sub, e)
+    k0, _, k2, k3 = sub.cgf_derivatives(c, gap)
     g0 = k0 - c * e - np.log(c) - np.log1p(c)
     g2 = k2 + 1.0 / c**2 + 1.0 / (1.0 + c) ** 2
     g3 = k3 - 2.0 / c**3 - 2.0 / (1.0 + c) ** 3
-    alpha = _path_shape(sub, e, c, g0, g2, g3)
+    bold, cautious = _path_shape(sub, e, c, gap, g2, g3)
+    # first the shape along which the integrand falls below e^-70 sooner (fewer trapezoid nodes),
+    # then the other, the cautious one flattened by 8 and 64, then the vertical line
+    reach = [np.where(found, top, np.inf) for top, found in
+             (_integration_range(sub, e, c, gap, g2, shape) for shape in (bold, cautious))]
+    bold_first = reach[0] < reach[1]
+    first, second = np.where(bold_first, bold, cautious), np.where(bold_first, cautious, bold)
     integral = np.full(rows.size, np.nan)
     pending = np.arange(rows.size)
-    for attempt in range(_ATTEMPTS):
-        # flatten the parabola (down to the vertical line) where the path was rejected
-        part = sub.take(pending)
-        top, found = _integration_range(part, e[pending], c[pending], g2[pending], alpha[pending])
-        value, ok = _trapezoid(part, e[pending], c[pending], g2[pending], alpha[pending], np.where(found, top, 1.0))
+    tried = np.full(rows.size, np.nan)
+    for shape in (first, second, cautious / 8.0, cautious / 64.0, 0.0 * cautious):
+        retry = pending[shape[pending] != tried[pending]]
+        alpha = tried[retry] = shape[retry]
+        part = sub.take(retry)
+        top, found = _integration_range(part, e[retry], c[retry], gap[retry], g2[retry], alpha)
+        value, ok = _trapezoid(part, e[retry], c[retry], gap[retry], g2[retry], alpha, np.where(found, top, 1.0))
         ok &= found
-        integral[pending[ok]] = value[ok]
-        pending = pending[~ok]
+        integral[retry[ok]] = value[ok]
+        pending = np.setdiff1d(pending, retry[ok])
         if pending.size == 0:
             break
-        alpha[pending] = 0.0 if attempt == _ATTEMPTS - 2 else alpha[pending] / 8.0
     # a saddle pinned to the edge of the domain (1 - c/z_max below 1e-10) only happens for
     # ln delta of order -1e10 and beyond: there the Laplace term sqrt(pi / (2 g''(c))) carries
     # ln delta to full relative precision and the path integral is not needed
-    pinned = c[pending] >= (1.0 - 1e-10) * sub.upper_domain()[pending]
+    pinned = gap[pending] <= 1e-10 * sub.upper_domain()[pending]
     integral[pending[pinned]] = np.sqrt(np.pi / (2.0 * g2[pending[pinned]]))
     for i in pending[~pinned]:
-        integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], g2[[i]])
+        integral[i] = _adaptive(sub.take([i]), e[[i]], c[[i]], gap[[i]], g2[[i]])
     with np.errstate(divide="ignore", invalid="ignore"):
         value = g0 + np.log(integral / np.pi)
     out[rows] = np.minimum(value, 0.0)

@@ -68,6 +68,9 @@ def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
     return chosen
 
 
+_CHUNK_POINTS = 2048     # (row, eps) points per vectorised block of a scan: bounds its memory
+
+
 def _max_over_rows(eps, rows, forward, reverse) -> tuple:
     """(forward, reverse, row) per eps of the row (axis 0) whose curve max(forward, reverse) is largest."""
     worst = np.argmax(Curve(np.broadcast_to(eps, forward.shape), forward, reverse).delta, axis=0)
@@ -75,29 +78,50 @@ def _max_over_rows(eps, rows, forward, reverse) -> tuple:
     return pick(forward), pick(reverse), rows[worst]
 
 
+def _scan(eps, rows, curves) -> tuple:
+    """`_max_over_rows` over `rows` in blocks of about _CHUNK_POINTS (row, eps) points, keeping
+    only the running maximum: memory bounded whatever the number of rows. curves(block) gives
+    (forward, reverse) of shape (block size, eps size); ties keep the first row, as argmax does."""
+    step = max(1, _CHUNK_POINTS // eps.size)
+    best = None
+    for start in range(0, rows.size, step):
+        block = rows[start:start + step]
+        fwd, rev, row = _max_over_rows(eps, block, *curves(block))
+        if best is None:
+            best = [fwd, rev, row]
+            continue
+        better = np.maximum(fwd, rev) > np.maximum(best[0], best[1])
+        for kept, new in zip(best, (fwd, rev, row)):
+            kept[better] = new[better]
+    return tuple(best)
+
+
 def _rp(D, eps, rows, r, ridge):
     lev = data_leverages(D, ridge)
     chosen = _select(rows, np.array([max_leverage_row(D, ridge)]), D.shape[0])
-    fwd = rp_delta(eps[None, :], lev[chosen, None], r, "forward")
-    rev = rp_delta(eps[None, :], lev[chosen, None], r, "reverse")
-    return _max_over_rows(eps, chosen, fwd, rev), {"leverage": lev[chosen].tolist()}, True
+    curves = lambda block: tuple(rp_delta(eps[None, :], lev[block, None], r, d) for d in ("forward", "reverse"))
+    return _scan(eps, chosen, curves), {"leverage": lev[chosen].tolist()}, True
 
 
 def _als(D, eps, rows, r, ridge, exact):
     lev, res = leverage_residual(D, ridge)
     chosen = _select(rows, pareto_frontier(lev, res), D.shape[0])
     p = D.shape[1] - 1
-    fwd = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "forward")
-    rev = als_delta(eps[None, :], lev[chosen, None], res[chosen, None], r, p, "reverse")
+    curves = lambda block: tuple(als_delta(eps[None, :], lev[block, None], res[block, None], r, p, d)
+                                 for d in ("forward", "reverse"))
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
-    return _max_over_rows(eps, chosen, fwd, rev), details, exact
+    return _scan(eps, chosen, curves), details, exact
 
 
 def _gaussian_ls(D, eps, rows, sigma):
     sens = ols_sensitivities(*split_regression(D))
     chosen = _select(rows, np.array([max_sensitivity_row(D)]), D.shape[0])
-    curve = gaussian_delta(eps[None, :], sens[chosen, None] / sigma)
-    return _max_over_rows(eps, chosen, curve, curve), {"sensitivity": sens[chosen].tolist()}, True
+
+    def curves(block):
+        curve = gaussian_delta(eps[None, :], sens[block, None] / sigma)
+        return curve, curve
+
+    return _scan(eps, chosen, curves), {"sensitivity": sens[chosen].tolist()}, True
 
 
 def _generic(mechanism, D, eps, rows, neighbor):

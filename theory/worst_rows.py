@@ -56,7 +56,7 @@ def max_als_delta_row(D, r: int, eps: float, ridge: float = 0.0) -> int:
     leverage, residual = leverage_residual(D, ridge)
     front = pareto_frontier(leverage, residual)
     p = np.shape(D)[1] - 1
-    deltas = [float(als_delta(eps, leverage[j], residual[j], r, p)) for j in front]
+    deltas = als_delta(float(eps), leverage[front], residual[front], r, p)
     return int(front[int(np.argmax(deltas))])
 
 

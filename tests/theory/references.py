@@ -157,3 +157,95 @@ def relative_error_delta(value, reference) -> float:
         return 0.0 if value == 0 else math.inf
     with mp.workdps(40):
         return float(abs(mp.mpf(value) / reference - 1))
+
+
+def _normal_mass(lo, hi, m, v):
+    """P(lo < Y < hi) for Y ~ N(m, v), on the short side (no 1 - 1)."""
+    s = mp.sqrt(v)
+    a, b = (lo - m) / s, (hi - m) / s
+    if a > 0:
+        return _phi_cdf(-a) - _phi_cdf(-b)
+    return _phi_cdf(b) - _phi_cdf(a)
+
+
+def _quadratic_region(A, B, C):
+    """{z : A z^2 + B z + C > 0} as a list of intervals."""
+    if A == 0:
+        if B == 0:
+            return [(-mp.inf, mp.inf)] if C > 0 else []
+        root = -C / B
+        return [(root, mp.inf)] if B > 0 else [(-mp.inf, root)]
+    disc = B**2 - 4 * A * C
+    if disc <= 0:
+        return [(-mp.inf, mp.inf)] if A > 0 else []
+    lo, hi = sorted(((-B - mp.sqrt(disc)) / (2 * A), (-B + mp.sqrt(disc)) / (2 * A)))
+    return [(-mp.inf, lo), (hi, mp.inf)] if A > 0 else [(lo, hi)]
+
+
+def als_loss_coefficients_mp(leverage, residual, r, p, direction):
+    """(a, b, beta, o): the ALS privacy loss a W + b Z^2 + beta Z + o, W ~ chi2_{p-1}, Z ~ N(0, 1),
+    of Lu et al. (2023, NDIS), Theorem 4, as written out in the ALS module docstring (forward: the loss
+    under D; reverse: minus the forward loss under D')."""
+    l, e, r = mp.mpf(leverage), mp.mpf(residual), mp.mpf(r)
+    l1, q1 = 1 - l, 1 - l - e
+    dl = l1**2 - q1
+    k0 = mp.mpf(p) / 2 * mp.log(q1 / l1) - mp.log(l1) / 2
+    if direction == "forward":
+        return e / (2 * q1), dl / (2 * q1), mp.sqrt(r * l * e) * l1 / q1, r * l * e / (2 * q1) + k0
+    return -e / (2 * l1), -dl / (2 * l1**2), -mp.sqrt(r * l * e * q1) / l1**2, r * l * e / (2 * l1**2) - k0
+
+
+def als_delta_mp(eps, leverage, residual, r, p, direction, dps: int = 30):
+    """E[(1 - e^{eps - L})_+] for the ALS loss L = a W + b Z^2 + beta Z + o by conditioning on W:
+    given W = w, {L > eps} is a quadratic region in Z, P(Z in S) and E[e^{-b Z^2 - beta Z} 1_S] =
+    (1 + 2b)^{-1/2} e^{beta^2 / (2 (1 + 2b))} P(Y in S), Y ~ N(-beta v, v), v = 1 / (1 + 2b), are
+    normal probabilities; the outer integral over the chi2_{p-1} density (in t = sqrt(w)) is
+    mpmath's tanh-sinh quadrature, split around the peak of the integrand (located on a coarse
+    grid) and where inner(w) is not smooth. Raises if the quadrature's error estimate exceeds
+    10^(-dps/2) relative. Returns an mpf (0 where L <= eps almost surely)."""
+    with mp.workdps(dps):
+        eps = mp.mpf(eps)
+        a, b, beta, o = als_loss_coefficients_mp(leverage, residual, r, p, direction)
+        k = p - 1
+        v = 1 / (1 + 2 * b)
+        tilt = mp.sqrt(v) * mp.exp(beta**2 * v / 2)
+
+        def inner(w):
+            region = _quadratic_region(b, beta, o + a * w - eps)
+            if not region:
+                return mp.mpf(0)
+            hit = sum(_normal_mass(lo, hi, 0, 1) for lo, hi in region)
+            tilted = sum(_normal_mass(lo, hi, -beta * v, v) for lo, hi in region)
+            return hit - mp.exp(eps - o - a * w) * tilt * tilted
+
+        if k == 0:
+            return +inner(0)
+        log_norm = -mp.mpf(k) / 2 * mp.log(2) - mp.loggamma(mp.mpf(k) / 2)
+
+        def integrand(w):
+            if w <= 0:
+                return mp.mpf(0)
+            return inner(w) * mp.exp(log_norm + (mp.mpf(k) / 2 - 1) * mp.log(w) - w / 2)
+
+        # the peak: where L's threshold a w = eps - o is crossed, or the chi2 bulk, whichever dominates;
+        # where the discriminant of the region in Z vanishes inner(w) has a square-root point
+        centre = (eps - o) / a if a != 0 else mp.mpf(k)
+        fold = (beta**2 / (4 * b) + eps - o) / a if a != 0 and b != 0 else mp.mpf(-1)
+        grid = sorted({mp.mpf(k)} | ({centre} if centre > 0 else set()))
+        candidates = [g * mp.mpf(2) ** j for g in grid for j in range(-12, 31)] + [g + d for g in grid for d in
+                                                                              (-1e4, -1e3, -100, -30, -10, -3, 3, 10, 30, 100, 1e3, 1e4)]
+        candidates = [c for c in candidates if c > 0]
+        values = [integrand(c) for c in candidates]
+        peak = candidates[max(range(len(values)), key=lambda i: values[i])]
+        points = sorted({mp.mpf(0), peak, mp.inf} | {peak + s * d for s in (-1, 1) for d in (1, 4, 16, 64, 256, 1024, 4096)
+                                                      if peak + s * d > 0} | {x for x in (centre, fold) if x > 0})
+        # w = t^2 removes the w^{k/2 - 1} endpoint singularity of the chi2 density; mp.quad stops on
+        # an absolute error, so the integrand is scaled to 1 at its peak
+        scale = max(values)
+        if scale == 0:              # L <= eps almost surely (a bounded loss beyond its supremum)
+            return mp.mpf(0)
+        value, error = mp.quad(lambda t: 2 * t * integrand(t**2) / scale, [mp.sqrt(x) for x in points], error=True)
+        value, error = value * scale, error * scale
+        if not error <= mp.mpf(10) ** (-dps // 2) * abs(value):
+            raise ArithmeticError(f"als_delta_mp: quadrature error {mp.nstr(error, 3)} on {mp.nstr(value, 10)}")
+        return +value

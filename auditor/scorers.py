@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
-from scipy.special import log_expit
 from sklearn.linear_model import LogisticRegression
 
 from .mlp import MLPScorer
@@ -199,9 +198,3 @@ register("quadratic", QuadraticScorer)
 register("knn", KNNScorer)
 register("mlp", MLPScorer)
 register("boosting", BoostingScorer)
-
-
-def log_loss(scorer, X_p, X_q) -> float:
-    """Balanced binary cross-entropy of the scorer's log-odds on (X_p label 1, X_q label 0), in nats."""
-    s_p, s_q = scorer.log_odds(X_p), scorer.log_odds(X_q)
-    return float(-(np.mean(log_expit(s_p)) + np.mean(log_expit(-s_q))) / 2)

@@ -27,6 +27,12 @@ def row_losses(scorer, X_p, X_q) -> tuple[np.ndarray, np.ndarray]:
     return -log_expit(scorer.log_odds(X_p)), -log_expit(-scorer.log_odds(X_q))
 
 
+def log_loss(scorer, X_p, X_q) -> float:
+    """Balanced binary cross-entropy of the scorer's log-odds on (X_p label 1, X_q label 0), in nats."""
+    loss_p, loss_q = row_losses(scorer, X_p, X_q)
+    return float((loss_p.mean() + loss_q.mean()) / 2)
+
+
 def loss_gap(a, b) -> tuple[float, float]:
     """(mean balanced loss of a - that of b, its standard error), from per-row losses (p, q)."""
     d_p, d_q = a[0] - b[0], a[1] - b[1]

@@ -4,8 +4,8 @@ The mechanism's data-dependent set-up is done once per dataset: `sampling` prepa
 for D and one for D', and every chunk (shape probe, training and held-out samples) is drawn from
 them. A black-box neighbour screen prepares each candidate D' once, shares D's sampler, and hands
 the chosen candidate's sampler on to the audit; it spends at most `screen_fraction` of the sample
-budget. Every phase is counted in samples by `sampling.Progress`; Ctrl-C raises
-`sampling.Interrupted`, whose message says what was completed.
+budget. Every phase is counted in samples by `auditor.progress.Progress`; Ctrl-C raises
+`auditor.progress.Interrupted`, whose message says what was completed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .bounds import detectable_floor, samples_for_floor
 from .certify import DEFAULT_DELTA, certify
 from .eureka import eureka_spectrum
 from .exact import exact_curve
+from .progress import Interrupted, Progress
 from .report import AuditReport, versions
 from .verdict import check_claim, judge
 
@@ -234,7 +235,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     Raises
     ------
-    sampling.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
+    progress.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
     what was completed.
     """
     started = time.perf_counter()
@@ -255,7 +256,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         factories = _scorer_factories(scorer)
         sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
         _check_power(eps, sizes[2], alpha)
-    progress = sampling.Progress.auto(progress)
+    progress = Progress.auto(progress)
     root = sampling.as_seed_sequence(seed)
     sampler = sampling.as_sampler(mech, literal)
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
@@ -294,7 +295,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
                 curves, verdict_data = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
                                                          factories, features, sizes, timings, info, sampler.name)
     except KeyboardInterrupt:
-        raise sampling.Interrupted(progress.summary()) from None
+        raise Interrupted(progress.summary()) from None
     try:
         exact_values, info["theory"] = exact_curve(mech, D, D_prime, eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:

@@ -11,8 +11,6 @@ mechanism's kind or speed, so that even a slow plug-in shows progress every 5% a
 So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
 by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
 the scores of held-out samples, one float per sample).
-
-`Progress` counts every phase in samples: tqdm bars on a terminal, else one summary line per phase.
 """
 
 from __future__ import annotations
@@ -21,13 +19,13 @@ import contextlib
 import functools
 import inspect
 import math
-import sys
-import time
 from typing import Callable
 
 import numpy as np
 
 from ndis.core.errors import MechanismError
+
+from .progress import Progress
 
 BACKENDS = ("loky", "dask")
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
@@ -40,10 +38,6 @@ class _Calls(list):
 
 def _repeat(function, data, n, rng):
     return _Calls([function(data, rng) for _ in range(n)])
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during an audit; the message says which phase was under way and what was completed."""
 
 
 class Batched:
@@ -235,84 +229,6 @@ def _draw(draw, n, seed_seq, shape, where, transform, start):
         raise MechanismError(where, error) from error
     samples = validate_output(raw, n, shape, where, start)
     return samples if transform is None else transform(samples)
-
-
-class Progress:
-    """Progress of an audit's phases: tqdm bars counting samples (mode "bars"), one summary line per
-    phase on stderr (mode "lines": samples, seconds, rate) or nothing (mode None).
-
-    A phase opened inside another (the screen's pilot audits) counts in the outer one. The phases
-    done and the one under way are kept, so that an interruption can say what was completed.
-    """
-
-    def __init__(self, mode: str | None = None):
-        if mode not in (None, "bars", "lines"):
-            raise ValueError(f"progress mode must be None, 'bars' or 'lines', got {mode!r}")
-        self.mode, self.done, self.current, self.stopped = mode, [], None, None
-
-    @classmethod
-    def auto(cls, progress) -> "Progress":
-        """From audit's `progress`: None = bars on a terminal or in a notebook, else lines; True = bars;
-        False = nothing; or a mode name."""
-        if progress is None:
-            interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
-            return cls("bars" if interactive else "lines")
-        if isinstance(progress, bool):
-            return cls("bars" if progress else None)
-        return cls(progress)
-
-    @contextlib.contextmanager
-    def phase(self, name: str, total: int, unit: str = "samples"):
-        """Yields advance(k), to call as k more `unit` are done."""
-        if self.current is not None:
-            outer = self.current
-            yield (lambda k: self._advance(outer, k)) if unit == outer["unit"] else (lambda k: None)
-            return
-        from tqdm.auto import tqdm
-
-        started = time.perf_counter()
-        bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
-                   disable=self.mode != "bars", smoothing=0.1)
-        self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
-        try:
-            yield lambda k: self._advance(current, k)
-        except BaseException:
-            self.stopped = current
-            raise
-        finally:
-            bar.close()
-            count, self.current = current["count"], None
-        seconds = time.perf_counter() - started
-        self.done.append({"phase": name, "unit": unit, "count": count, "seconds": seconds})
-        if self.mode == "lines":
-            rate = f" ({count / seconds:,.0f} {unit}/s)" if unit == "samples" and seconds > 0 else ""
-            units = unit[:-1] if count == 1 else unit
-            print(f"ndis: {name}: {count:,} {units} in {seconds:.1f} s{rate}", file=sys.stderr, flush=True)
-
-    def note(self, text: str):
-        """One line on stderr, unless silent."""
-        if self.mode is not None:
-            print(f"ndis: {text}", file=sys.stderr, flush=True)
-
-    @staticmethod
-    def _advance(phase: dict, k: int):
-        phase["count"] += k
-        phase["bar"].update(k)
-
-    def sampling_rate(self) -> float | None:
-        """Samples per second over the sampling phases done (both sides), or None before any."""
-        timed = [p for p in self.done if p["unit"] == "samples"]
-        seconds = sum(p["seconds"] for p in timed)
-        return sum(p["count"] for p in timed) / seconds if seconds > 0 else None
-
-    def summary(self) -> str:
-        """What was under way and what was completed, in one line."""
-        text = "before sampling started"
-        c = self.current or self.stopped
-        if c is not None:
-            text = f"during {c['name']} after {c['count']:,} of {c['total']:,} {c['unit']}"
-        done = [f"{p['phase']} ({p['count']:,} {p['unit']})" for p in self.done]
-        return text + ("; completed: " + ", ".join(done) if done else "; no phase was completed")
 
 
 class Executor:

@@ -26,7 +26,7 @@ dd { margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; overfl
 img { max-width: 100%; height: auto; }
 .verdict { padding: 0.6rem 0.9rem; border-left: 0.4rem solid; margin: 0.8rem 0; }
 .violation { border-color: #c0392b; background: #fbeceb; }
-.consistent { border-color: #27864a; background: #eaf6ee; }
+.no-violation-found { border-color: #5a6b7d; background: #eef1f4; }
 .inconclusive { border-color: #b7950b; background: #fdf7e3; }
 .note { color: #555; font-size: 0.9rem; }
 """
@@ -49,7 +49,8 @@ def _verdict(report) -> str:
     if v is None:
         return ('<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or '
                 "<code>--claimed</code>).</p>")
-    return (f'<div class="verdict {_text(v.label)}"><strong>Verdict: {_text(v.label)}</strong> '
+    css = v.label.replace(" ", "-")  # "no violation found" must not carry the class "violation"
+    return (f'<div class="verdict {_text(css)}"><strong>Verdict: {_text(v.label)}</strong> '
             f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: "
             f"lower bound {_number(v.lower_bound)}, estimate {_number(v.estimate)}, "
             f"detectable floor {_number(v.floor, 3)}, "

@@ -147,3 +147,13 @@ def test_the_html_page_is_self_contained_html5(tmp_path):
     for expected in ("Verdict: inconclusive", "asymptotic (r -> inf)", INFO["command"], "1234", "held_out=10000",
                      "remove row 7", "total 3.50 s", "ndis 0.2.0", "below"):
         assert expected in words or expected in text, expected
+
+
+def test_the_verdict_box_is_styled_by_its_whole_label():
+    # "no violation found" must not pick up the style of the word "violation" (red box)
+    from dataclasses import replace
+
+    report = make_report()
+    report.verdict = replace(report.verdict, label="no violation found")
+    page = report.to_html()
+    assert 'class="verdict no-violation-found"' in page and 'class="verdict violation' not in page

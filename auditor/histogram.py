@@ -104,6 +104,7 @@ class ScoreHistogram:
         """Add one chunk's (bin indices, counts) to side "p" or "q"; returns self (a fold step)."""
         bins, counts = sparse
         np.add.at(self.p if side == "p" else self.q, bins, counts)
+        self._above = None
         return self
 
     @property
@@ -127,8 +128,10 @@ class ScoreHistogram:
         return above_p[at], above_q[at]
 
     def _survival(self):
-        """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing)."""
-        return (np.append(np.cumsum(self.p[::-1])[::-1], 0), np.append(np.cumsum(self.q[::-1])[::-1], 0))
+        """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing); kept until the next `add`."""
+        if getattr(self, "_above", None) is None:
+            self._above = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
+        return self._above
 
     def roc(self) -> EmpiricalROC:
         """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space."""

@@ -83,16 +83,24 @@ def _event_probabilities(roc: EmpiricalROC, direction: str):
 def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
     """delta-hat(eps) = max over events of num-hat - e^eps den-hat, and the maximising threshold.
 
-    O(n_eps * n) after the sort in `empirical_roc`; memory O(n).
+    The eps are taken in increasing order: with the events ordered by growing den-hat, a larger eps
+    has a maximiser no later than a smaller one's (beyond it, num-hat - e^eps den-hat falls by at
+    least as much as at it), so each search is restricted to the previous maximiser's prefix.
+    At most O(n_eps * n) after the sort in `empirical_roc`, usually far less; memory O(n).
     """
     num, den = _event_probabilities(roc, direction)
+    flip = direction == "reverse"  # complements shrink as the level sets grow: search from the other end
+    if flip:
+        num, den = num[::-1], den[::-1]
     eps = np.asarray(eps, dtype=float)
     delta = np.empty(eps.size)
     best = np.empty(eps.size, dtype=int)
-    for i, e in enumerate(eps):
-        values = num - np.exp(e) * den
-        best[i] = np.argmax(values)
-        delta[i] = max(values[best[i]], 0.0)
+    end = num.size
+    for i in np.argsort(eps, kind="stable"):
+        values = num[:end] - np.exp(eps[i]) * den[:end]
+        k = int(np.argmax(values))
+        delta[i], end = max(values[k], 0.0), k + 1
+        best[i] = num.size - 1 - k if flip else k
     return delta, roc.thresholds[best]
 
 

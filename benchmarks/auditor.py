@@ -116,8 +116,9 @@ def _run(n_samples: int, cancer: str, streaming: bool) -> dict:
                         "--streaming", str(int(streaming)), "--out", str(out)], check=True)
         result = json.loads(out.read_text())
     report, info = result["report"], result["report"]["info"]
-    print(f"[als] {n_samples:.0e} samples per side, held-out {info['estimation']['held_out']}: wall time "
-          f"{result['seconds']:.1f} s, peak memory {result['peak_gib']:.2f} GiB; phases: "
+    print(f"[als] {n_samples:.0e} samples per side, held-out {info['estimation']['held_out']} "
+          f"({info['estimation']['edges']:,} edges): wall time {result['seconds']:.1f} s, peak memory "
+          f"{result['peak_gib']:.2f} GiB; phases: "
           + ", ".join(f"{k} {v:.1f} s" for k, v in info["timings"].items()))
     return result
 

@@ -221,7 +221,7 @@ def als_delta_mp(eps, leverage, residual, r, p, direction, dps: int = 30, rtol: 
     inversion, no saddle point). Given W = w, {L > eps} is a quadratic region S in Z, and P(Z in S)
     and E[e^{-b Z^2 - beta Z} 1_S] = (1 + 2b)^{-1/2} e^{beta^2 / (2 (1 + 2b))} P(Y in S),
     Y ~ N(-beta v, v), v = 1 / (1 + 2b), are normal probabilities, evaluated at `dps` digits (their
-    difference cancels up to ~14 digits at the flights rows). The outer integral over the chi2_{p-1}
+    difference cancels many leading digits). The outer integral over the chi2_{p-1}
     density, in t = sqrt(w), is mpmath quadrature split at the peak of the integrand (coarse grid,
     then golden section), at 2, 8 and 40 of its e^-1 half-widths on either side, at the fold (where
     S closes: a square-root point) and at the threshold crossing a w = eps - o.
@@ -229,12 +229,13 @@ def als_delta_mp(eps, leverage, residual, r, p, direction, dps: int = 30, rtol: 
     Accuracy: asked in the measure of `relative_error` (rtol in delta, or rtol |ln delta| in delta
     where delta < 1e-300, i.e. rtol in ln delta); the quadrature runs at the digits this needs (at
     least 10) and raises if its error estimate exceeds it. At the defaults (30 digits, rtol = 1e-12)
-    it agrees with itself at 45 digits and rtol = 1e-16 to <= 6.4e-14 in that measure, and the
-    previous tanh-sinh version of this reference (fixed breakpoints in w, 30 digits throughout) agrees
-    with the 45-digit value to <= 3.4e-18, on 3 random flights rows and the hard rows of
-    `test_als_rows.py` x eps in {0, 0.003, 0.05, 1, 3.7} x both directions. Cost: about 0.1 s of
-    CPU per point (Gauss-Legendre on the smooth pieces, tanh-sinh at the fold and at infinity; erfc
-    only at non-negative arguments). Returns an mpf (0 where L <= eps almost surely)."""
+    it agrees with itself at 45 digits and rtol = 1e-16 to <= 5.4e-15 in that measure on 70 points
+    (3 random flights rows and the 4 hard rows of `test_als_rows.py` x eps in {0, 0.003, 0.05, 1,
+    3.7} x both directions), and the 45-digit values agree with the previous version of this
+    reference (tanh-sinh on fixed breakpoints in w, 30 digits throughout, 10-40x slower) to
+    <= 3.4e-18 on 43 of those points (eps <= 1). Cost: about 0.1 s of CPU per point (Gauss-Legendre
+    on the smooth pieces, tanh-sinh at the fold and at infinity; erfc only at non-negative
+    arguments). Returns an mpf (0 where L <= eps almost surely)."""
     with mp.workdps(dps):
         eps = mp.mpf(eps)
         a, b, beta, o = als_loss_coefficients_mp(leverage, residual, r, p, direction)

@@ -443,7 +443,8 @@ def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, 
         return candidate
 
     valid = {label: (train[0][n_fit:, c], train[1][n_fit:, c]) for label, c in columns.items()}
+    quadratic_of = {label: f"quadratic/{feature_list[f][0]}" for label, (_, f, _) in pairs.items()}
     label, fitted, scores, info["scorer_selection"] = selection.successive_halving(list(pairs), fit, valid, n_fit,
-                                                                                   advance)
+                                                                                   advance, quadratic_of)
     losses.update(scores)
     return losses[label], pairs[label][1], fitted, label

@@ -147,3 +147,16 @@ def test_the_mlp_trains_exactly_as_with_torch_adam_without_importing_dynamo(monk
     monkeypatch.setattr(mlp, "_Adam", lambda params, lr: torch.optim.Adam(params, lr=lr))
     reference = scorers.make("mlp", epochs=3).fit(X_p, X_q, seed=2).log_odds(X_p[:200])
     np.testing.assert_array_equal(own, reference)
+
+
+def test_an_auto_audit_of_gaussian_outputs_does_not_import_torch(tmp_path):
+    # torch costs seconds to import; it must load only when an MLP trains (run in a fresh interpreter).
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport numpy as np\nfrom ndis.auditor import audit\n"
+            "mech = lambda data, n, rng: rng.normal(size=(n, 2)) + np.array([0.4, -0.2]) * data\n"
+            "report = audit(mech, 1.0, 0.0, eps=[0, 0.5], n_samples=48_000, seed=0, progress=False)\n"
+            "print(report.info['scorer'], 'torch' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert result.stdout.split() == ["quadratic/flatten", "False"]

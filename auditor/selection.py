@@ -34,8 +34,8 @@ GAUSS_MAX_FEATURES = 32  # wider features are not tested (the skewness costs k^3
 def gaussian_pvalue(X) -> float:
     """The smaller p-value of Mardia's (1970) multivariate skewness and kurtosis tests of normality
     on the first `GAUSS_ROWS` rows of X; 0 when they cannot support normality (fewer than 100 rows,
-    more than `GAUSS_MAX_FEATURES` features, a singular covariance, or repeated values in a column,
-    which a continuous law almost surely never gives).
+    more than `GAUSS_MAX_FEATURES` features, a singular covariance, or a column with more than 1%
+    repeated values: a discrete law; float32 rounding of a continuous one repeats far fewer).
 
     With z the rows whitened by their own mean and covariance, skewness b1 = sum over (a, b, c) of
     mean(z_a z_b z_c)^2 and kurtosis b2 = mean(|z|^4); under normality n b1 / 6 is chi-square with
@@ -44,7 +44,7 @@ def gaussian_pvalue(X) -> float:
     X = np.asarray(X, dtype=float)
     X = X.reshape(len(X), -1)[:GAUSS_ROWS]
     n, k = X.shape
-    if n < 100 or k > GAUSS_MAX_FEATURES or any(np.unique(column).size < n for column in X.T):
+    if n < 100 or k > GAUSS_MAX_FEATURES or any(np.unique(column).size < 0.99 * n for column in X.T):
         return 0.0
     Z = X - X.mean(axis=0)
     values, vectors = np.linalg.eigh(Z.T @ Z / n)

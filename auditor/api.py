@@ -196,7 +196,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         SeedSequence; the same seed gives the same report for any n_jobs / backend, so
         `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
     scorer : "auto" (least validation log-loss among quadratic, boosting, mlp, by successive halving:
-        clear losers on 1/8 of the fit set are not refitted; `auditor.selection`), a registered name
+        clear losers on 1/8 of the fit set are not refitted; only the quadratic is trained when both
+        sides' validation rows pass Mardia's normality tests; `auditor.selection`), a registered name
         ("quadratic", "knn", "mlp", "boosting" or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
@@ -465,7 +466,8 @@ def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, 
         return candidate
 
     valid = {label: (train[0][n_fit:, c], train[1][n_fit:, c]) for label, c in columns.items()}
+    quadratic_of = {label: f"quadratic/{feature_list[f][0]}" for label, (_, f, _) in pairs.items()}
     label, fitted, scores, info["scorer_selection"] = selection.successive_halving(list(pairs), fit, valid, n_fit,
-                                                                                   advance)
+                                                                                   advance, quadratic_of)
     losses.update(scores)
     return losses[label], pairs[label][1], fitted, label

@@ -136,10 +136,10 @@ def _provenance(report) -> str:
     return f"<dl>{rows}</dl>"
 
 
-def _plot_png(report, title) -> str:
-    """report.plot as a base64 PNG."""
+def _plot_png(report, title, figure=None) -> str:
+    """report.plot (or `figure`, the one it returned) as a base64 PNG."""
     buffer = io.BytesIO()
-    report.plot(title=title).savefig(buffer, format="png", dpi=110)
+    (figure or report.plot(title=title)).savefig(buffer, format="png", dpi=110)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -159,8 +159,9 @@ def summary(report) -> str:
             f"{_curve_note(report)}</div>")
 
 
-def page(report, title: str | None = None) -> str:
-    """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript."""
+def page(report, title: str | None = None, figure=None) -> str:
+    """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript;
+    `figure` is report.plot(title=title) when the caller has drawn it already."""
     heading = title or report.title
     hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
@@ -182,7 +183,7 @@ def page(report, title: str | None = None) -> str:
 <h2>Certified epsilon</h2>
 {_certificates(report)}
 <h2>Privacy spectrum</h2>
-<figure><img src="data:image/png;base64,{_plot_png(report, title)}" alt="{_text(alt)}" width="1210" height="462">
+<figure><img src="data:image/png;base64,{_plot_png(report, title, figure)}" alt="{_text(alt)}" width="1210" height="462">
 <figcaption class="note">Left: linear delta; right: log delta.{hollow}</figcaption></figure>
 {_curve_note(report)}
 {_table(report, range(report.eps.size))}

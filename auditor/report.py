@@ -259,9 +259,10 @@ class AuditReport:
         return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
                 f"({self.info.get('n_samples', '?')} samples per side)")
 
-    def to_html(self, path=None, title: str | None = None) -> str:
-        """The report as one self-contained HTML5 page (`auditor.html.page`); also written to `path`."""
-        text = html.page(self, title)
+    def to_html(self, path=None, title: str | None = None, figure=None) -> str:
+        """The report as one self-contained HTML5 page (`auditor.html.page`); also written to `path`.
+        `figure`: what `plot(title=title)` returned, to reuse instead of drawing it again."""
+        text = html.page(self, title, figure)
         if path is not None:
             path = pathlib.Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -60,9 +60,17 @@ class QuadraticScorer:
         self.C, self.max_fit, self.max_terms, self.threads = C, max_fit, max_terms, threads
 
     def _expand(self, X):
-        Z = self._inner(X)
-        rows, cols = np.triu_indices(Z.shape[1])
-        return np.concatenate([Z, Z[:, rows] * Z[:, cols]], axis=1)
+        """[z, z_i z_j for i <= j in row-major order] of the whitened rows z, filled column by column
+        into a Fortran-ordered array (contiguous column products instead of a gather of pairs)."""
+        Z = np.ascontiguousarray(self._inner(X).T)
+        k = len(Z)
+        E = np.empty((k + k * (k + 1) // 2, Z.shape[1]))
+        E[:k] = Z
+        start = k
+        for i in range(k):
+            np.multiply(Z[i], Z[i:], out=E[start:start + k - i])
+            start += k - i
+        return E.T
 
     def fit(self, X_p, X_q, seed=0):
         """Fit with `threads` BLAS threads (1 by default, see `BoostingScorer.fit`)."""
@@ -82,35 +90,32 @@ class QuadraticScorer:
             )
         self._inner = Whitener().fit(X)
         E = self._expand(X)
-        self._outer = Standardiser().fit(E)
+        outer = Standardiser().fit(E)
+        E -= outer.mean  # in place: the values of outer(E) without two more copies of E
+        E /= outer.scale
         self.model = LogisticRegression(C=self.C, max_iter=1000, tol=1e-6)
-        self.model.fit(self._outer(E), y)
-        self._form = self._quadratic_form(k)
+        self.model.fit(E, y)
+        # The fitted log-odds as a quadratic form in z: z . linear + z^T form z + constant.
+        weights = self.model.coef_[0] / outer.scale
+        self._constant = float(self.model.intercept_[0] - outer.mean @ weights)
+        self._linear = weights[:k]
+        rows, cols = np.triu_indices(k)
+        form = np.zeros((k, k))
+        form[rows, cols] = weights[k:] / 2
+        self._form = form + form.T
         return self
 
-    def _quadratic_form(self, k):
-        """(m, g, M, c) with log-odds = c + (x - m) g + (x - m)^T M (x - m): the fitted logistic model
-        on the standardised expansion, folded back through the standardisation and the whitening
-        z = (x - m) T, so that scoring costs O(k^2) per row instead of forming k(k+1)/2 products."""
-        w = self.model.coef_.ravel() / self._outer.scale
-        c = float(self.model.intercept_[0] - w @ self._outer.mean)
-        rows, cols = np.triu_indices(k)
-        A = np.zeros((k, k))
-        np.add.at(A, (rows, cols), w[k:] / 2)
-        np.add.at(A, (cols, rows), w[k:] / 2)  # symmetric, with z^T A z = sum of w_rc z_r z_c
-        T = self._inner.transform
-        return self._inner.mean, T @ w[:k], T @ A @ T.T, c
-
     def log_odds(self, X):
+        """The fitted log-odds z . linear + z^T form z + constant of the whitened rows z (the model's
+        decision function, evaluated without forming the k(k+1)/2 products)."""
         from threadpoolctl import threadpool_limits
 
-        m, g, M, c = self._form
-        with threadpool_limits(self.threads):
-            def score(chunk):
-                y = chunk - m
-                return c + y @ g + np.einsum("ij,ij->i", y @ M, y)
+        def chunk(c):
+            Z = self._inner(c)
+            return Z @ self._linear + np.einsum("ij,ij->i", Z @ self._form, Z) + self._constant
 
-            return in_chunks(score, X)
+        with threadpool_limits(self.threads):
+            return in_chunks(chunk, X)
 
 
 class KNNScorer:

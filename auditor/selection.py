@@ -8,6 +8,12 @@ uses all of them. The chosen candidate is the survivor of least log-loss on the 
 on all rows with the same seed as without halving, so when it is the candidate a full comparison
 would pick, the audit is unchanged. With fewer than `MIN_ROWS` rows per side in the first rung, or
 a single candidate, everything is fitted on all rows at once.
+
+Before any fit, a candidate may be settled without training: when the quadratic scorer is a candidate
+on the same features and both sides' validation rows pass Mardia's (1970) tests of multivariate
+normality (`gaussian_pvalue`), the quadratic family contains the exact log-likelihood ratio, so no
+other model can have a smaller expected loss and the others (the MLP above all, whose torch import
+alone costs seconds) are skipped.
 """
 
 from __future__ import annotations
@@ -15,11 +21,41 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.special import log_expit
+from scipy.special import chdtrc, log_expit, ndtr
 
 RUNGS = (1 / 8, 1.0)  # shares of the fitting rows per rung
 Z = 4.0  # a candidate is dropped when its loss exceeds the best one's by more than Z standard errors
 MIN_ROWS = 2_000  # rows per side of the smallest first rung worth running
+GAUSS_ROWS = 20_000  # validation rows per side tested for normality
+GAUSS_LEVEL = 0.01  # normality is rejected when a test's p-value is below this
+GAUSS_MAX_FEATURES = 32  # wider features are not tested (the skewness costs k^3 per row)
+
+
+def gaussian_pvalue(X) -> float:
+    """The smaller p-value of Mardia's (1970) multivariate skewness and kurtosis tests of normality
+    on the first `GAUSS_ROWS` rows of X; 0 when they cannot support normality (fewer than 100 rows,
+    more than `GAUSS_MAX_FEATURES` features, a singular covariance, or a column with more than 1%
+    repeated values: a discrete law; float32 rounding of a continuous one repeats far fewer).
+
+    With z the rows whitened by their own mean and covariance, skewness b1 = sum over (a, b, c) of
+    mean(z_a z_b z_c)^2 and kurtosis b2 = mean(|z|^4); under normality n b1 / 6 is chi-square with
+    k(k+1)(k+2)/6 degrees of freedom and b2 is normal with mean k(k+2) and variance 8k(k+2)/n.
+    """
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(len(X), -1)[:GAUSS_ROWS]
+    n, k = X.shape
+    if n < 100 or k > GAUSS_MAX_FEATURES or any(np.unique(column).size < 0.99 * n for column in X.T):
+        return 0.0
+    Z = X - X.mean(axis=0)
+    values, vectors = np.linalg.eigh(Z.T @ Z / n)
+    if values[0] <= 1e-12 * values[-1]:
+        return 0.0
+    Z = Z @ (vectors / np.sqrt(values))
+    b1 = sum(float(np.sum(((Z * Z[:, [a]]).T @ Z / n) ** 2)) for a in range(k))
+    b2 = float(np.mean(np.sum(Z**2, axis=1) ** 2))
+    skewness = float(chdtrc(k * (k + 1) * (k + 2) / 6, n * b1 / 6))
+    kurtosis = float(2 * ndtr(-abs(b2 - k * (k + 2)) / np.sqrt(8 * k * (k + 2) / n)))
+    return min(skewness, kurtosis)
 
 
 def row_losses(scorer, X_p, X_q) -> tuple[np.ndarray, np.ndarray]:
@@ -48,19 +84,41 @@ def rung_sizes(n_fit: int, n_candidates: int) -> list[int]:
     return [int(n_fit * share) for share in RUNGS]
 
 
-def successive_halving(candidates, fit, X_valid, n_fit: int, advance):
+def gaussian_skips(candidates, X_valid, quadratic_of) -> dict[str, str]:
+    """{label: reason} of the candidates not worth training: those whose `quadratic_of[label]` (the
+    quadratic candidate on the same features) is a candidate whose validation rows of both sides
+    pass Mardia's tests (`gaussian_pvalue` >= `GAUSS_LEVEL`)."""
+    skips, tested = {}, {}
+    for label in candidates:
+        quadratic = quadratic_of.get(label)
+        if quadratic is None or quadratic == label or quadratic not in candidates:
+            continue
+        if quadratic not in tested:
+            tested[quadratic] = min(gaussian_pvalue(X) for X in X_valid[quadratic])
+        if tested[quadratic] >= GAUSS_LEVEL:
+            skips[label] = (f"skipped: both sides pass Mardia's normality tests (p = {tested[quadratic]:.3g} on "
+                            f"{min(GAUSS_ROWS, len(X_valid[quadratic][0])):,} validation rows per side), so "
+                            f"{quadratic} holds the exact log-likelihood ratio")
+    return skips
+
+
+def successive_halving(candidates, fit, X_valid, n_fit: int, advance, quadratic_of=None):
     """The best candidate by validation log-loss, and the record of the selection.
 
     candidates : labels; fit(label, rows) -> a scorer fitted on the first `rows` fitting rows per
         side (or raises ValueError: the candidate is skipped, unless it is the only one).
     X_valid : {label: (validation rows of P, of Q)} in each candidate's features.
     advance(k) : called as k more candidates are settled (dropped, skipped or fitted on all rows).
+    quadratic_of : {label: the quadratic candidate on the same features} (optional): a candidate is
+        skipped untrained when that quadratic's validation rows look Gaussian (`gaussian_skips`).
 
     Returns (label, fitted scorer, losses, rounds): losses maps every label to its last validation
     log-loss (or "skipped: reason"); rounds lists per rung the rows fitted, the losses, the fit
     times and the labels dropped with their gap and standard error to the best.
     """
-    losses, rounds, alive = {}, [], list(candidates)
+    losses = gaussian_skips(candidates, X_valid, quadratic_of or {})
+    advance(len(losses))
+    rounds, alive = [], [label for label in candidates if label not in losses]
     sizes = rung_sizes(n_fit, len(alive))
     for rung, rows in enumerate(sizes):
         fitted, per_row, seconds = {}, {}, {}
@@ -78,6 +136,8 @@ def successive_halving(candidates, fit, X_valid, n_fit: int, advance):
             per_row[label] = row_losses(fitted[label], *X_valid[label])
             losses[label] = float((per_row[label][0].mean() + per_row[label][1].mean()) / 2)
         alive = list(per_row)
+        if not alive and quadratic_of:  # the quadratic could not be fitted: train the skipped ones after all
+            return successive_halving(candidates, fit, X_valid, n_fit, advance)
         if not alive:
             raise ValueError("no scorer could be fitted: " + "; ".join(f"{k}: {v}" for k, v in losses.items()))
         best = min(alive, key=losses.get)

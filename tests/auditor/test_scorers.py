@@ -35,6 +35,24 @@ def test_scorers_approach_the_bayes_log_loss_on_a_gaussian_pair(name, slack):
     assert scorer.log_odds(val_p[:7]).shape == (7,)
 
 
+def test_quadratic_log_odds_are_the_logistic_models_decision_function():
+    # log_odds evaluates the fit as a quadratic form in the whitened features; it must equal the
+    # logistic regression's own decision function on the expanded, standardised features (to rounding).
+    from ndis.auditor.preprocessing import Standardiser, training_set
+
+    rng = np.random.default_rng(4)
+    mix = rng.normal(size=(3, 3))
+    X_p, X_q = rng.normal(0.2, 1.1, (5_000, 3)) @ mix, rng.normal(size=(5_000, 3)) @ mix
+    scorer = scorers.QuadraticScorer().fit(X_p, X_q)
+    rows, cols = np.triu_indices(3)
+    Z = scorer._inner(training_set(X_p, X_q, scorer.max_fit)[0])
+    E = np.concatenate([Z, Z[:, rows] * Z[:, cols]], axis=1)
+    np.testing.assert_array_equal(scorer._expand(training_set(X_p, X_q, scorer.max_fit)[0]), E)
+    Z_new = scorer._inner(X_p[:500])
+    expected = scorer.model.decision_function(Standardiser().fit(E)(np.concatenate([Z_new, Z_new[:, rows] * Z_new[:, cols]], axis=1)))
+    np.testing.assert_allclose(scorer.log_odds(X_p[:500]), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
 def test_mlp_is_reproducible_for_a_seed():
     rng = np.random.default_rng(0)
     fit_p, fit_q = _pair(rng, 5_000)
@@ -44,8 +62,8 @@ def test_mlp_is_reproducible_for_a_seed():
 
 
 def test_auto_picks_the_least_validation_log_loss():
-    def mech(data, n, rng):
-        return rng.normal(size=(n, 2)) * np.sqrt(VAR_P) + MEAN_P * data
+    def mech(data, n, rng):  # Laplace noise: not Gaussian, so every candidate is trained
+        return rng.laplace(size=(n, 2)) * np.sqrt(VAR_P) + MEAN_P * data
 
     report = audit(mech, 1.0, 0.0, eps=np.linspace(0, 1, 5), n_samples=8_000, seed=0, scorer="auto")
     losses = report.info["validation_log_loss"]

@@ -1,0 +1,116 @@
+"""Wall time of two audits on this code and on an older commit, side by side in one run.
+
+    python benchmarks/speed_vs_baseline.py [--baseline 461add5] [--runs 3] [--only readme|als] [--samples 10000000]
+
+The older commit (default 461add5, the code when issue 12 was filed) is checked out into a
+temporary git worktree and run from there (its CLI is `experiments.cli:main`, its packages are
+top-level folders, so it runs with PYTHONPATH set to the worktree); this code runs as `python -m
+ndis`. Both get the same interpreter and the same environment (set OPENBLAS_NUM_THREADS yourself;
+it is printed). The runs alternate old, new, old, new, ... and each is a whole process (imports,
+sampling, training, estimation, writing the report), timed from start to exit.
+
+Jobs: `readme`, the README's main job (ALS, r = 10,000, on flights:20000, 10^6 samples per side,
+31 eps, scorer auto); `als`, ALS (r = 50) on the county cancer table, its worst row removed, a
+12-dimensional output, 10^7 samples per side, 41 eps, scorer quadratic. Prints each run's wall and
+CPU time, the medians, the ratio old / new of the median wall times, and the largest difference of
+the two estimates delta-hat(eps) of the last runs (they differ by sampling noise: the chunking of the
+random streams changed after the old commit). CPU time (the process and its children, user + system)
+is printed too: on a loaded machine it is the steadier measure.
+
+Measured here (2 cores shared with 10-15 other processes, load average 11-17, so walls are long and
+noisy), OPENBLAS_NUM_THREADS=1, baseline 461add5 vs fff16f1, 3 runs each:
+readme: median wall 37.46 s old vs 14.97 s new (ratio 2.50), CPU 11.7-12.2 s vs 4.4-5.3 s;
+als (10^7 per side): median wall 268.9 s old vs 91.4 s new (ratio 2.94), CPU 75.8-90.9 s vs 34.5-38.1 s
+(median ratio 2.24); largest |delta-hat old - new| 0.0015 and 0.0002.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import pathlib
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CANCER = ROOT.parent / "shared/data/cancer_reg.csv"
+
+
+def jobs(samples: str) -> dict[str, list[str]]:
+    """The audits' command-line arguments (the same for both versions), by job name."""
+    return {
+        "readme": ["audit", "als", "--param", "r=10000", "--data", "flights:20000", "--eps", "0:1.5:31", "--seed", "0"],
+        "als": ["audit", "als", "--param", "r=50", "--data", f"cancer:{CANCER}", "--neighbor", "remove:worst",
+                "--eps", "0:2:41", "--samples", samples, "--scorer", "quadratic", "--seed", "0"],
+    }
+
+
+def run(command: list[str], env: dict, out: pathlib.Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children) of one run writing to `out`, started
+    in out's parent folder (not in this repository, whose top-level folders would shadow the old code's)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(command + ["--out", str(out)], env=env, cwd=out.parent, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def estimates(out: pathlib.Path) -> list[float]:
+    with open(out / "spectrum.csv") as handle:
+        return [float(row["delta"]) for row in csv.DictReader(handle)]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="461add5", help="the older commit (default 461add5)")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each version per job (default 3)")
+    parser.add_argument("--only", choices=("readme", "als"), help="run one job only")
+    parser.add_argument("--samples", default="10000000", help="samples per side of the als job (default 10000000)")
+    args = parser.parse_args(argv)
+
+    env = dict(os.environ)
+    print(f"baseline {args.baseline} vs this code ({subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}), "
+          f"{args.runs} alternating runs each; OPENBLAS_NUM_THREADS={env.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = pathlib.Path(scratch)
+        old_tree = scratch / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", str(old_tree), args.baseline], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            versions = {
+                "old": ([sys.executable, "-c", "from experiments.cli import main; main()"],
+                        {**env, "PYTHONPATH": str(old_tree)}),
+                "new": ([sys.executable, "-m", "ndis"], env),
+            }
+            for job, arguments in jobs(args.samples).items():
+                if args.only and job != args.only:
+                    continue
+                walls, cpus = {"old": [], "new": []}, {"old": [], "new": []}
+                for i in range(args.runs):
+                    for version, (prefix, version_env) in versions.items():
+                        wall, cpu = run(prefix + arguments, version_env, scratch / f"{job}-{version}")
+                        walls[version].append(wall)
+                        cpus[version].append(cpu)
+                        print(f"[{job}] run {i + 1} {version}: wall {wall:.2f} s, CPU {cpu:.2f} s", flush=True)
+                old, new = statistics.median(walls["old"]), statistics.median(walls["new"])
+                gap = max(abs(a - b) for a, b in zip(estimates(scratch / f"{job}-old"), estimates(scratch / f"{job}-new")))
+                print(f"[{job}] ndis {' '.join(arguments)}")
+                cpu_old, cpu_new = statistics.median(cpus["old"]), statistics.median(cpus["new"])
+                print(f"[{job}] median wall: old {old:.2f} s, new {new:.2f} s, ratio old/new {old / new:.2f}; "
+                      f"median CPU: old {cpu_old:.2f} s, new {cpu_new:.2f} s, ratio {cpu_old / cpu_new:.2f}; "
+                      f"max |delta-hat old - new| = {gap:.4f}", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

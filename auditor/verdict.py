@@ -75,12 +75,23 @@ class Verdict:
             text = (f"no violation found of ({self.eps:g}, {self.delta:g}) at level {self.alpha:g} (lower bound "
                     f"{self.lower_bound:.3g}, estimate {self.estimate:.3g}, floor {self.floor:.3g}); this is not "
                     f"a proof of privacy")
+        if self.suspicious:
+            text = "suspicious: estimate above the claim; " + text
+            if self.samples_needed is None and self.estimate < 1:   # pure DP: size to resolve the estimate
+                needed = bounds.samples_for_floor(self.eps, self.estimate, self.alpha / 4)
+                text += (f"; about {needed:,} held-out samples per side would detect a delta({self.eps:g}) of "
+                         f"{self.estimate:.3g}, the estimate")
         if self.samples_needed is not None:
             seconds = self.seconds_needed
             time_needed = "" if seconds is None else f" (about {_duration(seconds)} of sampling)"
             text += (f"; {self.samples_needed:,} samples per side{time_needed} would make delta={self.delta:g} "
                      f"detectable at eps={self.eps:g}")
         return text
+
+    @property
+    def suspicious(self) -> bool:
+        """Not a violation, but the held-out point estimate of delta(eps) exceeds the claimed delta."""
+        return self.label != "violation" and self.estimate > self.delta
 
     def to_dict(self) -> dict:
         return asdict(self)

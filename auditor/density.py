@@ -38,7 +38,9 @@ PRIOR = 0.5  # pseudo-count a of each cell on each side
 
 
 class _Column:
-    """Codes of one column: 0 .. n_atoms - 1 for the atoms, then the bins between `edges`."""
+    """Codes of one column: 0 .. n_atoms - 1 for the atoms, then the bins between `edges` (values
+    beyond the training range in the end bins), or n_atoms for a value of a discrete column never
+    seen in training."""
 
     def __init__(self, values: np.ndarray, labels: np.ndarray, max_atoms: int, atom_rows: int, bins: int | None):
         distinct, counts = np.unique(values, return_counts=True)
@@ -59,7 +61,7 @@ class _Column:
 
     @property
     def size(self) -> int:
-        return self.atoms.size + self.edges.size + 2  # + below, above and the unseen-atom code
+        return self.atoms.size + max(self.edges.size, 1)  # atoms, the unseen-atom code (or the bins)
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         where = np.searchsorted(self.atoms, values)
@@ -68,7 +70,9 @@ class _Column:
             is_atom = self.atoms[np.minimum(where, self.atoms.size - 1)] == values
         if self.edges.size == 0:
             return np.where(is_atom, where, self.atoms.size)  # a value never seen in training
-        return np.where(is_atom, where, self.atoms.size + 1 + np.searchsorted(self.edges, values, side="right"))
+        # values beyond the training range join the end bins
+        bins = np.clip(np.searchsorted(self.edges, values, side="right"), 1, self.edges.size - 1)
+        return np.where(is_atom, where, self.atoms.size + bins - 1)
 
 
 class DensityScorer:

@@ -134,16 +134,18 @@ def table(results):
     groups = defaultdict(list)
     for r in results:
         groups[r["mechanism"], r["eps0"]].append(r)
-    print(f"\n{'mechanism':26s} {'eps0':>5s} {'runs':>4s} {'refutable':>9s} {'flagged':>7s} {'false alarms':>12s} "
-          f"{'max eps_lo':>10s}  scorers")
+    print("\n| mechanism | eps0 | runs | verdicts | refutable | flagged | false alarms | max eps_lo(delta0) | scorers |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (name, eps0), rows in groups.items():
         refutable = [r for r in rows if r["refutable"]]
         flagged = sum(r["verdict"] == "violation" for r in refutable)
         clean = [r for r in rows if not r["violating"]]
         alarms = sum(r["verdict"] == "violation" for r in clean)
+        verdicts = Counter(r["verdict"] + (" (suspicious)" if r["suspicious"] else "") for r in rows)
         scorers = Counter(r["scorer"].split("/")[0] for r in rows)
-        print(f"{name:26s} {eps0:5.1f} {len(rows):4d} {len(refutable):9d} {flagged:7d} {alarms:6d}/{len(clean):<5d} "
-              f"{max(r['eps_lo'] for r in rows):10.3f}  {dict(scorers)}")
+        print(f"| {name} | {eps0:g} | {len(rows)} | {', '.join(f'{k} {v}' for k, v in verdicts.items())} | "
+              f"{len(refutable)} | {flagged} | {alarms}/{len(clean)} | {max(r['eps_lo'] for r in rows):.3f} | "
+              f"{', '.join(f'{k} {v}' for k, v in scorers.items())} |")
     refutable = [r for r in results if r["refutable"]]
     flagged = sum(r["verdict"] == "violation" for r in refutable)
     print(f"\npower: {flagged}/{len(refutable)} refutable runs flagged = {flagged / max(len(refutable), 1):.1%} "

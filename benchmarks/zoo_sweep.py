@@ -3,6 +3,7 @@
     nice python benchmarks/zoo_sweep.py [--eps 0.2 0.7 1.5] [--samples 1e6] [--seeds 20]
         [--max-train 1e6] [--scorer auto] [--jobs 1] [--only zoo-isvt4 ...] [--out runs.jsonl]
     python benchmarks/zoo_sweep.py --table runs.jsonl     # the table of an earlier sweep
+    python benchmarks/zoo_sweep.py --issue 77 [--max-train 5e4]   # the cases named in issue 10, seed 77
 
 Every mechanism of `mechanisms.zoo` at each eps0, on each of StatDP's input patterns that are
 neighbours under its relation (Ding et al. 2018, Section 6.1), is audited against its own claim
@@ -93,10 +94,17 @@ def runs(eps_list, seeds, only):
     return [run for i in range(max(map(len, lists))) for runs_ in lists if i < len(runs_) for run in [runs_[i]]]
 
 
-def one(cls, eps0, pattern, seed, n_samples, max_train, scorer):
+#: The misses and the violated claims named in issue 10: (mechanism, eps0, pattern, claimed delta).
+ISSUE_CASES = (("zoo-isvt4", 0.2, "half half", 0.0), ("zoo-isvt4", 0.2, "half half", 1e-3),
+               ("zoo-isvt3", 0.2, "half half", 0.0), ("zoo-isvt3", 0.2, "half half", 2e-3),
+               ("zoo-noisy-max-exp-value", 0.7, "one above rest below", 0.0), ("zoo-isvt4", 0.2, "all above", 0.0),
+               ("zoo-isvt4", 0.2, "all below", 0.0), ("zoo-isvt4", 0.2, "x shape", 0.0))
+
+
+def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
     mech = cls(eps0=eps0)
     D, D_prime = mech.patterns(5)[pattern]
-    claimed = mech.claim()
+    claimed = mech.claim() if delta0 is None else (eps0, delta0)
     started = time.perf_counter()
     report = audit(mech, D, D_prime, eps=[eps0], n_samples=n_samples, seed=seed, scorer=scorer, claimed=claimed,
                    alpha=ALPHA, max_train=max_train, progress=False)
@@ -175,12 +183,22 @@ def main():
     parser.add_argument("--jobs", type=int, default=1, help="audits run in parallel (each single-threaded)")
     parser.add_argument("--only", nargs="*", default=None, help="mechanism names")
     parser.add_argument("--out", default=None, help="write the per-run results as JSON lines")
+    parser.add_argument("--issue", type=int, default=None, metavar="SEED",
+                        help="only audit the cases of issue 10 (ISSUE_CASES) with this seed")
     parser.add_argument("--resume", action="store_true", help="skip the runs already in --out, append the others")
     parser.add_argument("--table", default=None, help="only print the table of a JSON-lines file of an earlier sweep")
     args = parser.parse_args()
     if args.table:
         with open(args.table) as f:
             table([json.loads(line) for line in f])
+        return
+    if args.issue:
+        by_name = {cls.name: cls for cls in zoo.CLASSES}
+        for name, eps0, pattern, delta0 in ISSUE_CASES:
+            r = one(by_name[name], eps0, pattern, args.issue, int(args.samples), int(args.max_train), args.scorer, delta0)
+            print(f"{name} eps0={eps0:g} {pattern}, claim ({eps0:g}, {delta0:g}): true delta {r['true_delta']:.3g}, "
+                  f"{r['verdict']}{' (suspicious)' if r['suspicious'] else ''}, lower bound {r['lower_bound']:.3g}, "
+                  f"estimate {r['estimate']:.3g}, eps_lo {r['eps_lo']:.3f}, {r['scorer']}, {r['seconds']:.0f} s", flush=True)
         return
     todo = runs(args.eps, args.seeds, args.only)
     done = []

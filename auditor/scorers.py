@@ -14,11 +14,15 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from .density import DensityScorer
 from .mlp import MLPScorer
 from .preprocessing import Standardiser, Whitener, in_chunks, training_set
 
-#: The registered scorers that scorer="auto" compares.
-AUTO_CANDIDATES = ("quadratic", "boosting", "mlp")
+#: The registered scorers that scorer="auto" compares. "density" (`auditor.density`) applies to
+#: discrete or low-dimensional outputs only: its fit raises ValueError, and the audit skips it,
+#: when its cells would average fewer than 25 training rows (e.g. Gaussian outputs of 5 or more
+#: dimensions), a check that costs one pass over the first rung's rows.
+AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density")
 
 
 @runtime_checkable
@@ -222,3 +226,4 @@ register("quadratic", QuadraticScorer)
 register("knn", KNNScorer)
 register("mlp", MLPScorer)
 register("boosting", BoostingScorer)
+register("density", DensityScorer)

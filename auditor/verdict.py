@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy import stats
 
 from . import bounds, spectrum
 
@@ -75,12 +76,31 @@ class Verdict:
             text = (f"no violation found of ({self.eps:g}, {self.delta:g}) at level {self.alpha:g} (lower bound "
                     f"{self.lower_bound:.3g}, estimate {self.estimate:.3g}, floor {self.floor:.3g}); this is not "
                     f"a proof of privacy")
+        if self.suspicious:
+            text = (f"suspicious: estimate above the claim; {text}; about {self.samples_to_decide:,} held-out samples "
+                    f"per side would decide it if delta({self.eps:g}) equals the estimate")
         if self.samples_needed is not None:
             seconds = self.seconds_needed
             time_needed = "" if seconds is None else f" (about {_duration(seconds)} of sampling)"
             text += (f"; {self.samples_needed:,} samples per side{time_needed} would make delta={self.delta:g} "
                      f"detectable at eps={self.eps:g}")
         return text
+
+    @property
+    def suspicious(self) -> bool:
+        """Not a violation, but the held-out point estimate of delta(eps) exceeds the claimed delta."""
+        return self.label != "violation" and self.estimate > self.delta
+
+    @property
+    def samples_to_decide(self) -> int | None:
+        """For a suspicious verdict, the held-out samples per side n at which an event with
+        P(S) - e^eps Q(S) = the estimate would give a lower bound above delta with probability 0.8
+        (normal approximation, each side at alpha / 4 as in `judge`, binomial variances at their
+        largest, 1/4): n = (z_{alpha/4} + z_{0.2})^2 (1 + e^{2 eps}) / (4 (estimate - delta)^2)."""
+        if not self.suspicious:
+            return None
+        z = stats.norm.isf(self.alpha / 4) + stats.norm.isf(0.2)
+        return int(np.ceil(z * z * (1 + np.exp(2 * self.eps)) / (4 * (self.estimate - self.delta) ** 2)))
 
     def to_dict(self) -> dict:
         return asdict(self)

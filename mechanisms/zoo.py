@@ -14,7 +14,9 @@ max's index (as a float) or value; SVT's answers as codes 1 (above), 0 (below), 
 after the cutoff), and for iSVT4 the k codes followed by the k released noisy answers (0 where none).
 
 Each mechanism states its claimed guarantee `claim()`, and `exact_delta(eps, D, D')` /
-`exact_epsilon(D, D')` give its true curve from `ndis.theory.zoo` (iSVT4: delta for c = 1 only).
+`exact_epsilon(D, D')` give its true curve from `ndis.theory.zoo` (iSVT4: delta for c = 1 only);
+`level_set(t, D, D')` the masses under both inputs of the Neyman-Pearson event {ln p/q > t}, which
+a Bayes-optimal score tests (Laplace-type mechanisms: one differing query).
 """
 
 from __future__ import annotations
@@ -104,8 +106,15 @@ class ZooMechanism(Mechanism):
         """The true eps at delta = 0 of the pair (D, D') in that direction (inf if none is finite)."""
         return self._epsilon(*self._pair(D, D_prime))
 
+    def level_set(self, t: float, D, D_prime) -> tuple[float, float]:
+        """(P(S_t), Q(S_t)) of S_t = {ln p/q > t}, p and q the output laws on D and D' (theory.zoo)."""
+        return self._level_set(float(t), *self._pair(D, D_prime))
+
     def _delta(self, eps, q, q_prime):
         raise NotImplementedError(f"{self.name} has no exact curve")
+
+    def _level_set(self, t, q, q_prime):
+        raise NotImplementedError(f"{self.name} has no exact level sets")
 
     def _epsilon(self, q, q_prime) -> float:
         raise NotImplementedError(f"{self.name} has no exact curve")
@@ -141,6 +150,9 @@ class ZooLaplace(ZooMechanism):
 
     def _epsilon(self, q, q_prime):
         return exact.laplace_epsilon(q, q_prime, self.scale())
+
+    def _level_set(self, t, q, q_prime):
+        return exact.laplace_level_set(t, q, q_prime, self.scale())
 
 
 class ZooLaplaceHalf(ZooLaplace):
@@ -202,6 +214,9 @@ class ZooGaussian(ZooMechanism):
     def _epsilon(self, q, q_prime):
         return math.inf if np.any(q != q_prime) else 0.0
 
+    def _level_set(self, t, q, q_prime):
+        return exact.gaussian_shift_level_set(t, q, q_prime, self.sigma())
+
 
 class ZooGaussianHalf(ZooGaussian):
     name = "zoo-gaussian-half"
@@ -260,6 +275,12 @@ class ZooNoisyMaxLapIndex(ZooMechanism):
             return exact.noisy_max_value_epsilon(q, q_prime, self.scale(), self.noise)
         P = exact.noisy_max_index_probabilities(q, self.scale(), self.noise)
         return exact.discrete_epsilon(P, exact.noisy_max_index_probabilities(q_prime, self.scale(), self.noise))
+
+    def _level_set(self, t, q, q_prime):
+        if self.returns == "value":
+            return exact.noisy_max_value_level_set(t, q, q_prime, self.scale(), self.noise)
+        P = exact.noisy_max_index_probabilities(q, self.scale(), self.noise)
+        return exact.discrete_level_set(t, P, exact.noisy_max_index_probabilities(q_prime, self.scale(), self.noise))
 
 
 class ZooNoisyMaxLapValue(ZooNoisyMaxLapIndex):
@@ -349,6 +370,9 @@ class ZooSVT(ZooMechanism):
     def _epsilon(self, q, q_prime):
         return exact.discrete_epsilon(self._probabilities(q), self._probabilities(q_prime))
 
+    def _level_set(self, t, q, q_prime):
+        return exact.discrete_level_set(t, self._probabilities(q), self._probabilities(q_prime))
+
 
 class ZooISVT1(ZooSVT):
     name = "zoo-isvt1"
@@ -402,6 +426,11 @@ class ZooISVT4(ZooSVT):
 
     def _epsilon(self, q, q_prime):
         raise NotImplementedError("zoo-isvt4 has no exact eps at delta 0 (continuous answers)")
+
+    def _level_set(self, t, q, q_prime):
+        if self.c != 1:
+            raise NotImplementedError("zoo-isvt4 has exact level sets for c = 1 only")
+        return exact.isvt4_level_set(t, q, q_prime, self.T, *self.scales())
 
     def codes_delta(self, eps, D, D_prime):
         """The exact delta(eps) of the k codes alone, a post-processing of the output, hence a lower

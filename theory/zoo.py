@@ -24,6 +24,10 @@ Methods and accuracy:
   intervals where ln p - ln p' > eps, whose ends are found on a 20,001-point grid and refined by
   Brent's method: no quadrature, absolute error about 1e-15 (checked against a quadrature split
   at the same ends, 1e-13), provided ln p / p' crosses eps at most once between grid points.
+* The Neyman-Pearson events: `*_level_set(t, ...)` give (P(S_t), Q(S_t)) for S_t = {ln p/q > t},
+  the level sets of the privacy loss, which are the events a Bayes-optimal score tests; at t = eps
+  P(S_t) - e^eps Q(S_t) = delta(eps). Same methods (closed forms, the same interval ends, the same
+  quadrature with an indicator for iSVT4).
 * iSVT4 releases continuous answers: for cutoff c = 1, `isvt4_delta` by nested 1-D quadrature
   (relative error about 1e-9); for c > 1 no exact curve here, but the exact curve of its codes
   alone (a post-processing, hence a lower bound) is `svt_probabilities` with its noise scales.
@@ -134,6 +138,36 @@ def gaussian_shift_delta(eps, q, q_prime, sigma):
     return gaussian_delta(eps, float(np.linalg.norm(q - q_prime)) / as_positive("sigma", sigma))
 
 
+def laplace_level_set(t: float, q, q_prime, scale) -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) for q + Lap(scale)^k against q' + Lap(scale)^k, one differing coordinate:
+    with a = |shift| / scale the loss is a clipped Laplace loss, and for |t| < a S_t is the half-line
+    beyond the point at distance (a - t) scale / 2 from q toward q'."""
+    q, q_prime = _vectors(q, q_prime)
+    scale = as_positive("scale", scale)
+    differ = np.flatnonzero(q != q_prime)
+    if differ.size > 1:
+        raise ValueError(f"the Laplace level set is implemented for one differing coordinate, got {differ.size}")
+    a = 0.0 if differ.size == 0 else float(abs(q - q_prime)[differ[0]]) / scale
+    if t >= a:
+        return 0.0, 0.0
+    if t < -a:
+        return 1.0, 1.0
+    x = 0.5 * (a - t)                        # distance from q, in scales, of the boundary
+    return float(1.0 - 0.5 * math.exp(-x)), float(0.5 * math.exp(x - a))
+
+
+def gaussian_shift_level_set(t: float, q, q_prime, sigma) -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) for q + N(0, sigma^2 I) against q' + N(0, sigma^2 I): with mu = ||q - q'|| / sigma
+    the loss is N(mu^2 / 2, mu^2) under P, so P(S_t) = Phi(mu / 2 - t / mu), Q(S_t) = Phi(-mu / 2 - t / mu)."""
+    from scipy.stats import norm
+
+    q, q_prime = _vectors(q, q_prime)
+    mu = float(np.linalg.norm(q - q_prime)) / as_positive("sigma", sigma)
+    if mu == 0:
+        return (1.0, 1.0) if t < 0 else (0.0, 0.0)
+    return float(norm.cdf(mu / 2 - t / mu)), float(norm.cdf(-mu / 2 - t / mu))
+
+
 # -- noise laws used by report-noisy-max and SVT ------------------------------------------------------
 def _check_noise(kind: str) -> str:
     if kind not in ("laplace", "exponential"):
@@ -162,6 +196,13 @@ def discrete_delta(eps, P, Q):
         return float(np.sum(np.where(P > 0, P * np.maximum(gap, 0.0), 0.0)))
 
     return _map(one, eps)
+
+
+def discrete_level_set(t: float, P, Q) -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) for S_t = the outcomes with P(o) > e^t Q(o)."""
+    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
+    inside = P > math.exp(t) * Q
+    return float(P[inside].sum()), float(Q[inside].sum())
 
 
 def discrete_epsilon(P, Q) -> float:
@@ -225,13 +266,13 @@ def _value_grid(q, q_prime, scale, noise):
     return np.unique(np.concatenate([np.linspace(lo, hi, 20_001), knots[(knots > lo) & (knots < hi)]]))[1:]
 
 
-def noisy_max_value_delta(eps, q, q_prime, scale, noise="laplace"):
-    """delta(eps) of the noisy max's value max_i q_i + scale * Z_i (StatDP's noisy_max_v1b, v2b):
-    the integral of (p - e^eps p')_+, with p the density of the max, is the sum over the intervals
-    where ln p - ln p' > eps of the increments of F - e^eps F' (F the max's CDF, prod_j F_j):
-    their ends are the sign changes of the smooth log-ratio on a 20,001-point grid, refined by
-    Brent's method (relative tolerance 1e-14); beyond the grid the sign is taken as constant (the
-    ratio has reached its tail limit to 1e-20)."""
+def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) for the noisy max's value max_i q_i + scale * Z_i (StatDP's noisy_max_v1b,
+    v2b), S_t = {x: ln p(x) - ln p'(x) > t} with p the density of the max: the sums of the increments
+    of F and F' (F the max's CDF, prod_j F_j) over the intervals of S_t, whose ends are the sign
+    changes of the smooth log-ratio on a 20,001-point grid, refined by Brent's method (relative
+    tolerance 1e-14); beyond the grid the sign is taken as constant (the ratio has reached its tail
+    limit to 1e-20)."""
     q, q_prime = _vectors(q, q_prime)
     scale = as_positive("scale", scale)
     _check_noise(noise)
@@ -239,26 +280,35 @@ def noisy_max_value_delta(eps, q, q_prime, scale, noise="laplace"):
     start = float(q.max()) if noise == "exponential" else -np.inf    # the max of q has no mass below
     ratio = _log_density_ratio(grid, q, q_prime, scale, noise)
 
-    def cdf_gap(x, e):                                        # F(x) - e^eps F'(x)
+    def cdfs(x):                                              # (F(x), F'(x))
         if x == np.inf:
-            return -math.expm1(e)
-        log_F = _log_max_laws(np.array([x]), q, scale, noise)[0][0]
-        log_F_prime = _log_max_laws(np.array([x]), q_prime, scale, noise)[0][0]
-        return float(np.exp(log_F) - np.exp(e + log_F_prime))
+            return 1.0, 1.0
+        if x == -np.inf:
+            return 0.0, 0.0
+        return tuple(float(np.exp(_log_max_laws(np.array([x]), v, scale, noise)[0][0])) for v in (q, q_prime))
 
+    positive = ratio > t
+    ends = [start] if positive[0] else []
+    for j in np.flatnonzero(positive[1:] != positive[:-1]):
+        if math.isinf(ratio[j]) or math.isinf(ratio[j + 1]):
+            ends.append(grid[j])           # p' starts at a knot of the grid (exponential noise)
+        else:
+            ends.append(optimize.brentq(lambda x: float(_log_density_ratio(x, q, q_prime, scale, noise)[0]) - t,
+                                        grid[j], grid[j + 1], xtol=1e-14 * scale, rtol=1e-14))
+    if positive[-1]:
+        ends.append(np.inf)
+    masses = np.zeros(2)
+    for a, b in zip(ends[::2], ends[1::2]):
+        masses += np.subtract(cdfs(b), cdfs(a))
+    return float(masses[0]), float(masses[1])
+
+
+def noisy_max_value_delta(eps, q, q_prime, scale, noise="laplace"):
+    """delta(eps) of the noisy max's value: P(S_eps) - e^eps Q(S_eps) for the Neyman-Pearson event
+    S_eps of `noisy_max_value_level_set` (absolute error about 1e-15)."""
     def one(e):
-        positive = ratio > e
-        ends = [start] if positive[0] else []
-        for j in np.flatnonzero(positive[1:] != positive[:-1]):
-            if math.isinf(ratio[j]) or math.isinf(ratio[j + 1]):
-                ends.append(grid[j])           # p' starts at a knot of the grid (exponential noise)
-            else:
-                ends.append(optimize.brentq(lambda x: float(_log_density_ratio(x, q, q_prime, scale, noise)[0]) - e,
-                                            grid[j], grid[j + 1], xtol=1e-14 * scale, rtol=1e-14))
-        if positive[-1]:
-            ends.append(np.inf)
-        total = sum(cdf_gap(b, e) - (0.0 if a == -np.inf else cdf_gap(a, e)) for a, b in zip(ends[::2], ends[1::2]))
-        return max(total, 0.0)
+        p, p_prime = noisy_max_value_level_set(e, q, q_prime, scale, noise)
+        return max(p - math.exp(e) * p_prime, 0.0)
 
     return _map(one, eps)
 
@@ -340,12 +390,8 @@ def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tup
     return outcomes, probabilities
 
 
-def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
-    """delta(eps) of iSVT4 with cutoff c = 1 (Lyu et al. 2017, Algorithm 3): the output is either
-    'all below' or (j, v), the first answer above and its released value v = q_j + nu_j, with density
-    p_j(v) = f_nu(v - q_j) G_j(v - T), G_j(w) = integral over z < w of f_rho(z) prod_{i<j} P(q_i + nu_i < T + z).
-    delta = (P(none) - e^eps P'(none))_+ + sum_j integral of (p_j - e^eps p'_j)_+ dv, by nested
-    adaptive quadrature (relative error about 1e-9: the outer integrand has kinks where p_j = e^eps p'_j)."""
+def _isvt4_laws(q, q_prime, threshold, threshold_scale, query_scale):
+    """((P(none), P'(none)), density(answers, j, v), value edges) of iSVT4 with c = 1 (`isvt4_delta`)."""
     q, q_prime = _vectors(q, q_prime)
     b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
     pdf, cdf = _noise("laplace")
@@ -358,9 +404,18 @@ def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
     def density(answers, j, v):
         return pdf((v - answers[j]) / b2) / b2 * G(answers, j, v - threshold)
 
-    none = [G(answers, q.size, np.inf) for answers in (q, q_prime)]
-    value_knots = sorted({*q, *q_prime})
-    edges = [-np.inf, *value_knots, np.inf]
+    none = tuple(G(answers, q.size, np.inf) for answers in (q, q_prime))
+    return none, density, [-np.inf, *sorted({*q, *q_prime}), np.inf]
+
+
+def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
+    """delta(eps) of iSVT4 with cutoff c = 1 (Lyu et al. 2017, Algorithm 3): the output is either
+    'all below' or (j, v), the first answer above and its released value v = q_j + nu_j, with density
+    p_j(v) = f_nu(v - q_j) G_j(v - T), G_j(w) = integral over z < w of f_rho(z) prod_{i<j} P(q_i + nu_i < T + z).
+    delta = (P(none) - e^eps P'(none))_+ + sum_j integral of (p_j - e^eps p'_j)_+ dv, by nested
+    adaptive quadrature (relative error about 1e-9: the outer integrand has kinks where p_j = e^eps p'_j)."""
+    q, q_prime = _vectors(q, q_prime)
+    none, density, edges = _isvt4_laws(q, q_prime, threshold, threshold_scale, query_scale)
 
     def one(e):
         total = max(0.0, none[0] - math.exp(e) * none[1])
@@ -371,3 +426,38 @@ def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
         return total
 
     return _map(one, eps)
+
+
+def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scale,
+                    points: int = 100_001) -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) of iSVT4 with c = 1, S_t = {p > e^t p'} (densities of `isvt4_delta`), on
+    tables: G_j by the cumulative trapezoid rule over the threshold noise on `points` nodes (60
+    scales each side, the answers' kinks among them), then the trapezoid rule over v of p_j and
+    p'_j times the indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at
+    t = eps it reproduces `isvt4_delta` to that level), for a fraction of the nested quadrature's time."""
+    q, q_prime = _vectors(q, q_prime)
+    b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
+    both = np.concatenate([q, q_prime])
+    z = np.unique(np.concatenate([np.linspace(-60 * b1, 60 * b1, points), both - threshold]))
+    f_rho = 0.5 * np.exp(-np.abs(z) / b1) / b1
+
+    def cdf(x):
+        return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0)))
+
+    v = np.unique(np.concatenate([np.linspace(both.min() - 60 * b2, both.max() + 60 * b2, points), both]))
+    bound = math.exp(t)
+    densities, none = [], []
+    for answers in (q, q_prime):
+        below = np.ones_like(z)        # prod_{i<j} P(a_i + nu_i < T + z)
+        per_j = []
+        for j in range(q.size):
+            G = np.concatenate([[0.0], integrate.cumulative_trapezoid(f_rho * below, z)])
+            per_j.append(0.5 * np.exp(-np.abs(v - answers[j]) / b2) / b2 * np.interp(v - threshold, z, G))
+            below = below * cdf((threshold + z - answers[j]) / b2)
+        densities.append(per_j)
+        none.append(float(integrate.trapezoid(f_rho * below, z)))
+    masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)
+    for p, p_prime in zip(*densities):
+        inside = p > bound * p_prime
+        masses += [integrate.trapezoid(np.where(inside, p, 0.0), v), integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
+    return float(masses[0]), float(masses[1])

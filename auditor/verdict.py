@@ -17,6 +17,11 @@ the grid's union bound.
   Black-box evidence never proves a claim; this says the tested score found no violation at level
   alpha, nothing more.
 
+The verdict's `estimate` is the held-out plug-in value P-hat(S) - e^eps0 Q-hat(S) of the tested
+event (the better direction, 0 when negative), with its standard error `estimate_se`: unlike the
+sweep's maximum over thresholds it is not biased upward. A verdict that is not a violation is
+"suspicious" when the estimate exceeds delta0 by more than one standard error.
+
 When a claim with delta0 > 0 is not violated, `audit` fills in `samples_needed`: the samples per
 side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and
 `seconds_needed`, the time that would take at the audit's measured sampling rate (no sample size
@@ -50,6 +55,7 @@ class Verdict:
     alpha: float
     samples_needed: int | None = None
     seconds_needed: float | None = None
+    estimate_se: float | None = None
 
     def __post_init__(self):
         if self.label == "consistent":  # the label of reports written before ndis said "no violation found"
@@ -88,8 +94,10 @@ class Verdict:
 
     @property
     def suspicious(self) -> bool:
-        """Not a violation, but the held-out point estimate of delta(eps) exceeds the claimed delta."""
-        return self.label != "violation" and self.estimate > self.delta
+        """Not a violation, but the point estimate exceeds the claimed delta by more than its standard
+        error (a hint: about 1 in 6 audits of a mechanism exactly at its claim shows it)."""
+        margin = 0.0 if self.estimate_se is None else self.estimate_se
+        return self.label != "violation" and self.estimate - self.delta > margin
 
     @property
     def samples_to_decide(self) -> int | None:
@@ -143,8 +151,7 @@ def judge(claimed, roc_valid, held, alpha: float, n_select=None, z_select: float
         values = [float(spectrum.event_lower_bound(held, t, eps0, d, level / 4)[()]) for d, t in events]
         return max(values), events[int(np.argmax(values))][0]
 
-    roc_held = held.roc()
-    estimate = max(float(spectrum.delta_sweep(roc_held, [eps0], d)[0][0]) for d in spectrum.DIRECTIONS)
+    estimate, estimate_se = max(_plug_in(held, t, eps0, d) for d, t in events)
     floor = float(bounds.detectable_floor(eps0, held.n_p, held.n_q, alpha / 4)[0])
     bound, direction = lower(alpha)
     if bound > delta0:
@@ -152,6 +159,19 @@ def judge(claimed, roc_valid, held, alpha: float, n_select=None, z_select: float
         for _ in range(40):
             mid = (lo + hi) / 2
             lo, hi = (lo, mid) if lower(10**mid)[0] > delta0 else (mid, hi)
-        return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha)
+        return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha,
+                       estimate_se=estimate_se)
     label = "inconclusive" if floor > delta0 and (delta0 > 0 or floor >= 1) else "no violation found"
-    return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha)
+    return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha, estimate_se=estimate_se)
+
+
+def _plug_in(held, threshold, eps, direction) -> tuple[float, float]:
+    """(num-hat - e^eps den-hat, its standard error) of one event on the held-out counts: unbiased
+    for the event's P(S) - e^eps Q(S), since the event was chosen on validation data (the sweep's
+    maximum over thresholds is biased upward, most where the true delta is 0)."""
+    k_p, k_q = (float(k) for k in held.counts(threshold))
+    n_p, n_q = held.n_p, held.n_q
+    num, den = (k_p / n_p, k_q / n_q) if direction == "forward" else (1 - k_q / n_q, 1 - k_p / n_p)
+    n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
+    se = np.sqrt(num * (1 - num) / n_num + np.exp(2 * eps) * den * (1 - den) / n_den)
+    return max(num - np.exp(eps) * den, 0.0), float(se)

@@ -22,7 +22,7 @@ from ndis.core.validation import as_data, as_eps_grid
 from . import features as features_module
 from . import neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
-from .certify import DEFAULT_DELTA, certify
+from .certify import DEFAULT_DELTA, SEED_KEY, certify
 from .eureka import eureka_spectrum
 from .exact import exact_curve
 from .progress import Interrupted, Progress
@@ -306,7 +306,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict, certificates = None, []
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
-        certificates = [certify(*verdict_data[:3], delta, alpha) for delta in deltas]
+        certificates = [certify(*verdict_data[:3], delta, alpha, n_select=verdict_data[3],
+                                seed=sampling.chunk_seed(root, SEED_KEY)) for delta in deltas]
     if claimed is not None:
         verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
         if verdict != "violation" and verdict.delta > 0:

@@ -37,8 +37,9 @@ from . import bounds, spectrum
 DEFAULT_DELTA = 1e-5
 #: Validation standard errors by which each event's validation frequencies are made pessimistic
 #: before predicting its held-out bound. Maximising over ~10^5 thresholds otherwise picks tail events
-#: whose validation ratio is luck (zoo-histogram, eps0 = 0.1, 10^6 samples per side: an event with 6
-#: validation outputs of D and none of D' won, and eps_lo was 0; see benchmarks/dpsniper.py).
+#: whose validation ratio is luck (benchmarks/dpsniper.py, seed 0: with 0, NoisyHist1 at 10^6 samples
+#: per side chose an event with 6 validation outputs of D and none of D', eps_lo 0; with 1,
+#: ReportNoisyMax3 at 10^7 chose a tail event, eps_lo 0; with 2, wide events: 0.096 and 0.230).
 Z_VALID = 2.0
 #: The acceptance probabilities gamma tried for the band between consecutive validation scores.
 GAMMAS = np.linspace(0.05, 1.0, 20)

@@ -85,13 +85,12 @@ def clopper_pearson_eps(k_num, n_num, k_den, n_den, delta: float, level: float):
     return max(eps_lo, 0.0), float(p_lo), float(q_hi)
 
 
-def randomized_count(sorted_scores: np.ndarray, lower: float, above: float, gamma: float,
-                     rng: np.random.Generator) -> int:
-    """Held-out outputs in the randomized event: all scores >= `above`, and each score in [lower,
-    above) with probability `gamma`, i.e. count(>= above) + Binomial(count in the band, gamma)."""
-    k_above = int(spectrum.event_counts(sorted_scores, above))
-    k_band = int(spectrum.event_counts(sorted_scores, lower)) - k_above
-    return k_above + (k_band if gamma == 1 else int(rng.binomial(k_band, gamma)))
+def randomized_count(k_lower: int, k_above: int, gamma: float, rng: np.random.Generator) -> int:
+    """Held-out outputs in the randomized event, from the counts of scores >= lower (`k_lower`) and
+    >= above (`k_above`): all of the latter and each of the k_lower - k_above in the band with
+    probability `gamma`, i.e. k_above + Binomial(k_lower - k_above, gamma)."""
+    k_lower, k_above = int(k_lower), int(k_above)
+    return k_above + (k_lower - k_above if gamma == 1 else int(rng.binomial(k_lower - k_above, gamma)))
 
 
 def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tuple[int, int],
@@ -122,9 +121,10 @@ def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_h
     return best if np.isfinite(best[3]) else (None, 0, 1.0, -np.inf)
 
 
-def certify(roc_valid: spectrum.EmpiricalROC, sorted_p: np.ndarray, sorted_q: np.ndarray, delta: float,
-            alpha: float, n_select: tuple[int, int] | None = None, seed=None) -> Certificate:
-    """eps_lo at `delta` from the validation ROC (event choice) and sorted held-out scores (bounds).
+def certify(roc_valid: spectrum.EmpiricalROC, held, delta: float, alpha: float,
+            n_select: tuple[int, int] | None = None, seed=None) -> Certificate:
+    """eps_lo at `delta` from the validation ROC (event choice) and the held-out counts (bounds;
+    `auditor.histogram.ScoreHistogram`, exact at every validation score).
 
     `n_select` = the validation sizes (P side, Q side), default the held-out sizes; `seed` (int,
     SeedSequence or None) seeds the randomized acceptance of the band. One event, its two
@@ -132,13 +132,14 @@ def certify(roc_valid: spectrum.EmpiricalROC, sorted_p: np.ndarray, sorted_q: np
     if not 0 <= delta < 1:
         raise ValueError(f"delta must lie in [0, 1), got {delta}")
     level = alpha / 2
-    n_p, n_q = sorted_p.size, sorted_q.size
+    n_p, n_q = held.n_p, held.n_q
     direction, k, gamma, _ = select_event(roc_valid, n_select or (n_p, n_q), (n_p, n_q), delta, level)
     if direction is None:
         return Certificate(float(delta), 0.0, float(alpha))
     lower, above = roc_valid.thresholds[k], roc_valid.thresholds[k - 1]
     rng = np.random.default_rng(seed)
-    k_p, k_q = (randomized_count(scores, lower, above, gamma, rng) for scores in (sorted_p, sorted_q))
+    (lower_p, lower_q), (above_p, above_q) = held.counts(lower), held.counts(above)
+    k_p, k_q = randomized_count(lower_p, above_p, gamma, rng), randomized_count(lower_q, above_q, gamma, rng)
     k_num, n_num, k_den, n_den = (k_p, n_p, k_q, n_q) if direction == "forward" else (n_q - k_q, n_q, n_p - k_p, n_p)
     eps_lo, p_lo, q_hi = clopper_pearson_eps(k_num, n_num, k_den, n_den, delta, level)
     return Certificate(float(delta), eps_lo, float(alpha), direction, float(lower), p_lo, q_hi, float(gamma),

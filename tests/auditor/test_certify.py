@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from ndis import mechanisms
-from ndis.auditor import audit, certify, spectrum
+from ndis.auditor import audit, certify, histogram, spectrum
 from ndis.auditor.report import AuditReport
 from ndis.cli import main, parse_claimed
 from ndis.mechanisms import zoo
@@ -27,11 +27,11 @@ def test_eps_lo_never_exceeds_the_true_epsilon_on_laplace():
     for seed in range(10):
         rng = np.random.default_rng(seed)
         valid = _laplace_scores(rng, 5_000, 1.0, 1.0)
-        held_p, held_q = (np.sort(s) for s in _laplace_scores(rng, 20_000, 1.0, 1.0))
+        held = histogram.ScoreHistogram.from_scores(*_laplace_scores(rng, 20_000, 1.0, 1.0), valid)
         roc = spectrum.empirical_roc(*valid)
-        certificate = certify.certify(roc, held_p, held_q, 0.0, 0.05)
+        certificate = certify.certify(roc, held, 0.0, 0.05)
         assert 0.5 < certificate.eps_lo <= 1.0
-        assert certify.certify(roc, held_p, held_q, 1e-3, 0.05).eps_lo <= certificate.eps_lo
+        assert certify.certify(roc, held, 1e-3, 0.05).eps_lo <= certificate.eps_lo
 
 
 def _atoms(rng, n, probabilities):
@@ -48,9 +48,10 @@ def test_eps_lo_covers_the_truth_on_a_discrete_law():
     alpha, runs, above = 0.5, 400, 0
     for seed in range(runs):
         rng = np.random.default_rng(seed)
-        roc = spectrum.empirical_roc(_atoms(rng, 1_000, P), _atoms(rng, 1_000, Q))
-        certificate = certify.certify(roc, _atoms(rng, 4_000, P), _atoms(rng, 4_000, Q), 0.0, alpha,
-                                      n_select=(1_000, 1_000), seed=seed)
+        valid = _atoms(rng, 1_000, P), _atoms(rng, 1_000, Q)
+        held = histogram.ScoreHistogram.from_scores(_atoms(rng, 4_000, P), _atoms(rng, 4_000, Q), valid)
+        certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, alpha, n_select=(1_000, 1_000),
+                                      seed=seed)
         above += certificate.eps_lo > 0.2
     assert above <= alpha * runs + 3 * np.sqrt(runs * alpha * (1 - alpha))
 
@@ -62,15 +63,15 @@ def test_the_randomized_count_is_exactly_binomial():
     # have the wrong variance (0.2 x 0.8 + ... instead of 0.32 x 0.68 per draw) and fail the test.
     n, reps = 30, 20_000
     rng = np.random.default_rng(5)
-    counts = np.array([certify.randomized_count(_atoms(rng, n, [0.5, 0.3, 0.2]), 1.0, 2.0, 0.4, rng)
-                       for _ in range(reps)])
+    scores = [_atoms(rng, n, [0.5, 0.3, 0.2]) for _ in range(reps)]
+    counts = np.array([certify.randomized_count(np.sum(s >= 1), np.sum(s >= 2), 0.4, rng) for s in scores])
     observed = np.bincount(counts, minlength=n + 1)
     expected = reps * stats.binom.pmf(np.arange(n + 1), n, 0.32)
     keep = expected >= 5  # the chi-square approximation's rule of thumb; pooled tails
     observed = np.append(observed[keep], observed[~keep].sum())
     expected = np.append(expected[keep], expected[~keep].sum())
     assert stats.chisquare(observed, expected).pvalue > 1e-3
-    assert certify.randomized_count(np.array([0.0, 1.0, 1.0, 2.0]), 1.0, 2.0, 1.0, rng) == 3
+    assert certify.randomized_count(3, 1, 1.0, rng) == 3
 
 
 def test_a_wide_event_is_chosen_over_lucky_tail_events():
@@ -79,20 +80,21 @@ def test_a_wide_event_is_chosen_over_lucky_tail_events():
     # ~10^5 tail thresholds, some with a lucky validation ratio, must not win (they gave eps_lo = 0).
     rng = np.random.default_rng(0)
     valid = _laplace_scores(rng, 100_000, 1.0, 10.0)
-    held_p, held_q = (np.sort(s) for s in _laplace_scores(rng, 500_000, 1.0, 10.0))
-    certificate = certify.certify(spectrum.empirical_roc(*valid), held_p, held_q, 0.0, 0.05,
-                                  n_select=(100_000, 100_000), seed=0)
+    held = histogram.ScoreHistogram.from_scores(*_laplace_scores(rng, 500_000, 1.0, 10.0), valid)
+    certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, 0.05, n_select=(100_000, 100_000),
+                                  seed=0)
     assert 0.09 < certificate.eps_lo <= 0.1
     assert certificate.p_lower > 0.3
 
 
 def test_nothing_is_certified_for_identical_laws():
     rng = np.random.default_rng(0)
-    roc = spectrum.empirical_roc(rng.normal(size=2_000), rng.normal(size=2_000))
-    certificate = certify.certify(roc, np.sort(rng.normal(size=5_000)), np.sort(rng.normal(size=5_000)), 0.0, 0.05)
+    valid = rng.normal(size=2_000), rng.normal(size=2_000)
+    held = histogram.ScoreHistogram.from_scores(rng.normal(size=5_000), rng.normal(size=5_000), valid)
+    certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, 0.05)
     assert certificate.eps_lo < 0.2
     with pytest.raises(ValueError, match="delta"):
-        certify.certify(roc, np.zeros(3), np.zeros(3), 1.0, 0.05)
+        certify.certify(spectrum.empirical_roc(*valid), held, 1.0, 0.05)
 
 
 def test_eps_lo_is_close_to_a_large_true_epsilon():
@@ -126,8 +128,11 @@ def test_eps_lo_is_in_every_report_format(tmp_path):
                    claimed=(0.5, 1e-3))
     assert [c.delta for c in report.certificates] == [0.0, 1e-5, 1e-3]
     assert report.eps_lo(0) > 0.5  # the true eps is 1
-    with pytest.raises(ValueError, match="delta=0.1"):
-        report.eps_lo(0.1)
+    later = report.eps_lo(0.1)  # certified after the audit, from its evidence (validation ROC, held-out counts)
+    assert later <= report.eps_lo(0) and later == certify.certify(report.evidence.roc_valid, report.evidence.held,
+                                                                  0.1, 0.05).eps_lo
+    with pytest.raises(ValueError, match="delta=0.1.*not saved in JSON"):
+        AuditReport.from_json(report.to_json()).eps_lo(0.1)
     data = json.loads(report.to_json())
     assert [c["eps_lo"] for c in data["eps_lo"]] == [c.eps_lo for c in report.certificates]
     again = AuditReport.from_json(report.to_json())

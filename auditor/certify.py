@@ -39,7 +39,7 @@ DEFAULT_DELTA = 1e-5
 #: before predicting its held-out bound. Maximising over ~10^5 thresholds otherwise picks tail events
 #: whose validation ratio is luck (benchmarks/dpsniper.py, seed 0: with 0, NoisyHist1 at 10^6 samples
 #: per side chose an event with 6 validation outputs of D and none of D', eps_lo 0; with 1,
-#: ReportNoisyMax3 at 10^7 chose a tail event, eps_lo 0; with 2, wide events: 0.096 and 0.230).
+#: ReportNoisyMax3 at 10^7 chose a tail event, eps_lo 0; with 2, wide events: 0.0953 and 0.2303).
 Z_VALID = 2.0
 #: The acceptance probabilities gamma tried for the band between consecutive validation scores.
 GAMMAS = np.linspace(0.05, 1.0, 20)

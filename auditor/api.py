@@ -23,7 +23,7 @@ from ndis.core.validation import as_data, as_eps_grid
 from . import features as features_module
 from . import histogram, neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
-from .certify import DEFAULT_DELTA, certify
+from .certify import DEFAULT_DELTA, SEED_KEY, certify
 from .eureka import eureka_spectrum
 from .exact import exact_curve
 from .progress import Interrupted, Progress
@@ -314,7 +314,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict, certificates = None, []
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
-        certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha) for delta in deltas]
+        certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
+                                seed=sampling.chunk_seed(root, SEED_KEY)) for delta in deltas]
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:

@@ -288,14 +288,14 @@ class ZooNoisyMaxLapValue(ZooNoisyMaxLapIndex):
     returns = "value"
     correct = False
     summary = ("zoo: report noisy max returning the noisy max value max_i q_i + Lap(2s/eps0), claim eps0-DP, "
-               "buggy (StatDP's noisy_max_v1b)")
+               "buggy (StatDP's noisy_max_v1b; DP-Sniper's ReportNoisyMax3)")
 
 
 class ZooNoisyMaxExpIndex(ZooNoisyMaxLapIndex):
     name = "zoo-noisy-max-exp-index"
     noise = "exponential"
     summary = ("zoo: report noisy max with exponential noise, argmax q_i + Exp(2s/eps0), claim eps0-DP, correct "
-               "(StatDP's noisy_max_v2a; DP-Sniper's ReportNoisyMax3)")
+               "(StatDP's noisy_max_v2a; DP-Sniper's ReportNoisyMax2)")
 
 
 class ZooNoisyMaxExpValue(ZooNoisyMaxLapIndex):

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from ndis import mechanisms
 from ndis.auditor import audit, certify, histogram, spectrum
@@ -31,6 +32,59 @@ def test_eps_lo_never_exceeds_the_true_epsilon_on_laplace():
         certificate = certify.certify(roc, held, 0.0, 0.05)
         assert 0.5 < certificate.eps_lo <= 1.0
         assert certify.certify(roc, held, 1e-3, 0.05).eps_lo <= certificate.eps_lo
+
+
+def _atoms(rng, n, probabilities):
+    """n scores drawn from a discrete law on the atoms 0, 1, ... (score = atom index)."""
+    return np.sort(rng.choice(len(probabilities), size=n, p=probabilities).astype(float))
+
+
+def test_eps_lo_covers_the_truth_on_a_discrete_law():
+    # P = (0.5, 0.5), Q = (0.5 e^-0.2, 1 - 0.5 e^-0.2): true eps = 0.2 (atom 1, forward), attained by a
+    # large event, so eps_lo is often near the truth. At alpha = 0.5 (the most sensitive setting) at
+    # most alpha of the runs may exceed the truth; 400 runs: tolerance 3 binomial standard deviations.
+    P = np.array([0.5, 0.5])
+    Q = np.array([1 - 0.5 * np.exp(-0.2), 0.5 * np.exp(-0.2)])
+    alpha, runs, above = 0.5, 400, 0
+    for seed in range(runs):
+        rng = np.random.default_rng(seed)
+        valid = _atoms(rng, 1_000, P), _atoms(rng, 1_000, Q)
+        held = histogram.ScoreHistogram.from_scores(_atoms(rng, 4_000, P), _atoms(rng, 4_000, Q), valid)
+        certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, alpha, n_select=(1_000, 1_000),
+                                      seed=seed)
+        above += certificate.eps_lo > 0.2
+    assert above <= alpha * runs + 3 * np.sqrt(runs * alpha * (1 - alpha))
+
+
+def test_the_randomized_count_is_exactly_binomial():
+    # Scores on atoms 0, 1, 2 with probabilities (0.5, 0.3, 0.2); the event {score >= 2} plus each
+    # score 1 with probability 0.4 has probability 0.2 + 0.4 * 0.3 = 0.32, so over fresh data and
+    # draws its count in n = 30 is Binomial(30, 0.32). A deterministic rounding gamma * k_band would
+    # have the wrong variance (0.2 x 0.8 + ... instead of 0.32 x 0.68 per draw) and fail the test.
+    n, reps = 30, 20_000
+    rng = np.random.default_rng(5)
+    scores = [_atoms(rng, n, [0.5, 0.3, 0.2]) for _ in range(reps)]
+    counts = np.array([certify.randomized_count(np.sum(s >= 1), np.sum(s >= 2), 0.4, rng) for s in scores])
+    observed = np.bincount(counts, minlength=n + 1)
+    expected = reps * stats.binom.pmf(np.arange(n + 1), n, 0.32)
+    keep = expected >= 5  # the chi-square approximation's rule of thumb; pooled tails
+    observed = np.append(observed[keep], observed[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+    assert certify.randomized_count(3, 1, 1.0, rng) == 3
+
+
+def test_a_wide_event_is_chosen_over_lucky_tail_events():
+    # Lap(0, 10) vs Lap(1, 10), 5 noise coordinates, the exact score: the log-likelihood ratio is
+    # constant (eps = 0.1) on the tail halves, where the widest event gives eps_lo near 0.1; the
+    # ~10^5 tail thresholds, some with a lucky validation ratio, must not win (they gave eps_lo = 0).
+    rng = np.random.default_rng(0)
+    valid = _laplace_scores(rng, 100_000, 1.0, 10.0)
+    held = histogram.ScoreHistogram.from_scores(*_laplace_scores(rng, 500_000, 1.0, 10.0), valid)
+    certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, 0.05, n_select=(100_000, 100_000),
+                                  seed=0)
+    assert 0.09 < certificate.eps_lo <= 0.1
+    assert certificate.p_lower > 0.3
 
 
 def test_nothing_is_certified_for_identical_laws():

@@ -314,8 +314,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict, certificates = None, []
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
+        evidence.seed = sampling.chunk_seed(root, SEED_KEY)
         certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
-                                seed=sampling.chunk_seed(root, SEED_KEY)) for delta in deltas]
+                                seed=evidence.seed) for delta in deltas]
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:

@@ -113,7 +113,8 @@ class AuditReport:
             if certificate.delta == delta:
                 return certificate.eps_lo
         if self.evidence is not None:
-            return certify(self.evidence.roc_valid, self.evidence.held, delta, self.info["alpha"]).eps_lo
+            e = self.evidence
+            return certify(e.roc_valid, e.held, delta, self.info["alpha"], n_select=e.n_valid, seed=e.seed).eps_lo
         known = ", ".join(f"{c.delta:g}" for c in self.certificates) or "none (method='eureka')"
         raise ValueError(f"no certified epsilon at delta={delta:g}; this report certified it at delta = {known} "
                          "(other deltas need the audit's evidence, which is not saved in JSON)")

@@ -154,11 +154,13 @@ def event_lower_bound(held, threshold, eps, direction: str, level):
 @dataclass
 class Evidence:
     """What every bound, certificate and verdict of a threshold audit is computed from: the ROC of
-    the validation scores (which choose the events), their sizes (P, Q), and the held-out counts."""
+    the validation scores (which choose the events), their sizes (P, Q), the held-out counts, and
+    the seed of the certificates' randomized acceptance draws (`auditor.certify`)."""
 
     roc_valid: EmpiricalROC
     n_valid: tuple[int, int]
     held: object  # auditor.histogram.ScoreHistogram
+    seed: np.random.SeedSequence | None = None
 
 
 @dataclass

@@ -129,8 +129,9 @@ def test_eps_lo_is_in_every_report_format(tmp_path):
     assert [c.delta for c in report.certificates] == [0.0, 1e-5, 1e-3]
     assert report.eps_lo(0) > 0.5  # the true eps is 1
     later = report.eps_lo(0.1)  # certified after the audit, from its evidence (validation ROC, held-out counts)
-    assert later <= report.eps_lo(0) and later == certify.certify(report.evidence.roc_valid, report.evidence.held,
-                                                                  0.1, 0.05).eps_lo
+    e = report.evidence
+    assert later <= report.eps_lo(0) and later == report.eps_lo(0.1) == certify.certify(
+        e.roc_valid, e.held, 0.1, 0.05, n_select=e.n_valid, seed=e.seed).eps_lo
     with pytest.raises(ValueError, match="delta=0.1.*not saved in JSON"):
         AuditReport.from_json(report.to_json()).eps_lo(0.1)
     data = json.loads(report.to_json())

@@ -316,7 +316,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
         certificates = [certify(*verdict_data[:3], delta, alpha) for delta in deltas]
-        gdp_certificate = gdp.certify_gdp(*verdict_data[:3], alpha)
+        gdp_certificate = gdp.certify_gdp(*verdict_data[:3], alpha, n_select=verdict_data[3])
         n_held = info["sizes"]["held_out"]
         gdp_certificate.tradeoff = gdp.tradeoff_view(spectrum.empirical_roc(*verdict_data[1:3]), n_held, n_held,
                                                      alpha)

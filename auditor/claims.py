@@ -226,12 +226,12 @@ class ClaimCheck:
     def __post_init__(self):
         if self.label not in LABELS:
             raise ValueError(f"unknown claim check label {self.label!r}; allowed: {', '.join(LABELS)}")
-        for name in ("eps", "claimed", "lower", "estimate"):
-            setattr(self, name, np.asarray([np.nan if v is None else v for v in np.ravel(getattr(self, name))],
-                                           dtype=float))
+        for name in ("eps", "claimed", "lower", "estimate", "tradeoff"):  # JSON writes NaN as null
+            values = getattr(self, name)
+            if values is not None:
+                setattr(self, name, np.array([np.nan if v is None else v for v in np.ravel(values)], dtype=float))
         self.refuted = np.asarray(self.refuted, dtype=bool)
-        if self.tradeoff is not None:
-            self.tradeoff = np.asarray(self.tradeoff, dtype=float)
+        self.excess, self.eps_excess = (np.nan if v is None else float(v) for v in (self.excess, self.eps_excess))
 
     def __eq__(self, other):
         if isinstance(other, str):

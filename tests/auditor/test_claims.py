@@ -8,7 +8,7 @@ from scipy.stats import norm
 
 from ndis import theory
 from ndis.auditor import audit, claims
-from ndis.auditor.report import AuditReport
+from ndis.auditor.report import AuditReport, _plain
 from ndis.core.curve import Curve
 
 from .conftest import GaussianMechanism
@@ -131,6 +131,11 @@ def test_check_is_not_refuted_where_nothing_is_claimed():
     assert check.refuted_regions == [(0.0, 0.5)]
     below = claims.check(claims.tabulated(EPS, np.full(EPS.size, 0.6)), *_curves(lower, lower), alpha=0.05)
     assert below == "not refuted" and np.isnan(below.excess) and "not a proof of privacy" in str(below)
+    # through JSON (NaN as null) and back: the unclaimed points and the missing excess stay NaN
+    back = claims.ClaimCheck(**json.loads(json.dumps(_plain(check.to_dict()))))
+    np.testing.assert_array_equal(back.claimed, check.claimed)
+    np.testing.assert_array_equal(back.refuted, check.refuted)
+    assert np.isnan(claims.ClaimCheck(**json.loads(json.dumps(_plain(below.to_dict())))).excess)
 
 
 def test_exceeds_finds_the_wrong_region_of_an_exact_curve_and_nothing_else():

@@ -173,7 +173,7 @@ def claimed_curve(claim) -> ClaimedCurve:
         return accounting
     if callable(claim):
         return ClaimedCurve(_pointwise(claim), getattr(claim, "__name__", "callable"))
-    if isinstance(claim, (tuple, list)) and len(claim) == 2:
+    if isinstance(claim, (tuple, list, np.ndarray)) and len(claim) == 2:
         return tabulated(*claim, source="(eps, delta) arrays")
     raise TypeError(f"cannot read a claimed curve from {type(claim).__name__}: give arrays (eps, delta), a CSV "
                     "path with columns eps,delta, a callable delta(eps), a GaussianPair or Spectrum, "

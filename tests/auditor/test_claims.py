@@ -76,6 +76,7 @@ def test_theory_objects_callables_and_arrays_are_claims():
     scalar_only = claims.claimed_curve(lambda e: float(drs_gdp_delta(e, 1.0)))  # fails on arrays
     np.testing.assert_allclose(scalar_only(EPS), drs_gdp_delta(EPS, 1.0), rtol=1e-12)
     np.testing.assert_allclose(claims.claimed_curve((EPS, both))(EPS), both, rtol=1e-12)
+    np.testing.assert_allclose(claims.claimed_curve(np.vstack([EPS, both]))(EPS), both, rtol=1e-12)
     with pytest.raises(TypeError, match="cannot read a claimed curve"):
         claims.claimed_curve(3.0)
     assert claims.is_point_claim((1, 1e-5)) and not claims.is_point_claim((EPS, both))

@@ -11,6 +11,7 @@ budget. Every phase is counted in samples by `auditor.progress.Progress`; Ctrl-C
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import warnings
 
@@ -20,7 +21,7 @@ from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
 from . import features as features_module
-from . import claims, gdp, neighbors, sampling, scorers, selection, spectrum
+from . import claims, gdp, histogram, neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
 from .certify import DEFAULT_DELTA, certify
 from .eureka import eureka_spectrum
@@ -175,7 +176,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
           progress: bool | str | None = None, eureka_options: dict | None = None,
-          literal: bool = False) -> AuditReport:
+          literal: bool = False, streaming: bool = True) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     Parameters
@@ -230,6 +231,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
     literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
         fast exact sampler, as a control.
+    streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
+        (`auditor.histogram`) and never kept, so memory does not grow with n_samples; the lower
+        bound, certificates and verdict are exact, the point estimate runs over the edges and its
+        error bound is `report.info["estimation"]["sweep_error"]` (also added to the upper band).
+        False keeps every held-out score (O(n) memory): the same bounds and verdict, an exact sweep.
 
     Returns
     -------
@@ -271,7 +277,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     executor = sampling.Executor(n_jobs, backend, scheduler, progress)
     relation, rows = _relation(mech, D_prime, neighbor)
     D = _dataset(D, "D", relation is not None)
-    screen = None
+    screen = evidence = None
     if D_prime is not None:
         D_prime = _dataset(D_prime, "D_prime", relation is not None)
         row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
@@ -301,8 +307,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
                                          mech, sampler.name, **(eureka_options or {}))
                 info.update(curves.pop("info"))
             else:
-                curves, verdict_data = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
-                                                         factories, features, sizes, timings, info, sampler.name)
+                curves, evidence = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
+                                                     factories, features, sizes, timings, info, sampler.name,
+                                                     streaming=streaming)
     except KeyboardInterrupt:
         raise Interrupted(progress.summary()) from None
     try:
@@ -315,13 +322,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
-        certificates = [certify(*verdict_data[:3], delta, alpha) for delta in deltas]
-        gdp_certificate = gdp.certify_gdp(*verdict_data[:3], alpha, n_select=verdict_data[3])
-        n_held = info["sizes"]["held_out"]
-        gdp_certificate.tradeoff = gdp.tradeoff_view(spectrum.empirical_roc(*verdict_data[1:3]), n_held, n_held,
-                                                     alpha)
+        certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha) for delta in deltas]
+        gdp_certificate = gdp.certify_gdp(evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
+        gdp_certificate.tradeoff = gdp.tradeoff_view(evidence.held.roc(), evidence.held.n_p, evidence.held.n_q, alpha)
     if claimed is not None:
-        verdict = judge(claimed, *verdict_data[:3], alpha, n_select=verdict_data[3])
+        verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:
             _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
     if curve_claim is not None:
@@ -331,7 +336,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     info["timings"] = timings
     info["phases"] = progress.done
     return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
-                       claim=claim_check, gdp=gdp_certificate)
+                       evidence=evidence, claim=claim_check, gdp=gdp_certificate)
 
 
 def _samples_needed(verdict, rate, train_fraction, max_train, info):
@@ -398,11 +403,12 @@ def _feature_candidates(features, mech, k_flat):
 
 
 def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories, features, sizes, timings,
-                      info, name, prefix=""):
-    """Train the best (feature map, scorer) on the training samples, then sweep the held-out scores.
-    `prefix` starts the names of the phases (progress and error messages).
+                      info, name, prefix="", streaming=True):
+    """Train the best (feature map, scorer) on the training samples, then count (`streaming`) or keep
+    the held-out scores and estimate the spectrum. `prefix` starts the names of the phases (progress
+    and error messages).
 
-    Returns ({estimate, lower, upper: Curves, floor}, data for the verdict)."""
+    Returns ({estimate, lower, upper: Curves, floor}, spectrum.Evidence for certificates and verdict)."""
     n_fit, n_valid, n_held = sizes
     feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
     transform = _Features([m for _, m in feature_list])
@@ -431,19 +437,32 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
 
     t = time.perf_counter()
     score = _Score(feature_list[f][1], fitted)
-    held_p, held_q = (sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
-                                    desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
-                      for side, (draw, side_label) in enumerate(zip(draws, ("D", "D'"))))
+    draws = list(zip(range(2), draws, ("D", "D'")))
+    if streaming:  # held-out scores counted where they are drawn (auditor.histogram): memory independent of n
+        held = histogram.ScoreHistogram.empty(histogram.edges_for((valid_p, valid_q)))
+        binner = histogram.Binner(score, held.edges)
+        for side, draw, side_label in draws:
+            sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
+                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
+                          fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
+    else:
+        held = histogram.ScoreHistogram.from_scores(
+            *(sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
+                            desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
+              for side, draw, side_label in draws), validation_scores=(valid_p, valid_q))
     timings["sampling_held_out"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    est = spectrum.estimate_spectrum(valid_p, valid_q, held_p, held_q, eps, alpha)
+    evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held)
+    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
     timings["estimation"] = time.perf_counter() - t
     info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
-                n_events=est.n_events, thresholds=est.thresholds)
+                n_events=est.n_events, thresholds=est.thresholds,
+                estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
+                            "edges": int(held.edges.size),
+                            "sweep_error": {d: getattr(est.sweep_error, d).tolist() for d in spectrum.DIRECTIONS}})
     curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
-    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
-    return curves, (spectrum.empirical_roc(valid_p, valid_q), held_p, held_q, (valid_p.size, valid_q.size))
+    return curves, evidence
 
 
 def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info):

@@ -70,23 +70,23 @@ def select_event(roc_valid: spectrum.EmpiricalROC, direction: str, n_num: int, n
     return float(roc_valid.thresholds[k]), float(predicted[k])
 
 
-def certify(roc_valid: spectrum.EmpiricalROC, sorted_p: np.ndarray, sorted_q: np.ndarray, delta: float,
-            alpha: float) -> Certificate:
-    """eps_lo at `delta` from the validation ROC (event choice) and sorted held-out scores (bounds).
+def certify(roc_valid: spectrum.EmpiricalROC, held, delta: float, alpha: float) -> Certificate:
+    """eps_lo at `delta` from the validation ROC (event choice) and the held-out counts (bounds;
+    `auditor.histogram.ScoreHistogram`).
 
     eps_lo = max over the two directions of log((P_lo - delta) / Q_hi), 0 when not positive; each
     of the four one-sided Clopper-Pearson bounds at alpha / 4."""
     if not 0 <= delta < 1:
         raise ValueError(f"delta must lie in [0, 1), got {delta}")
     level = alpha / 4
-    n_p, n_q = sorted_p.size, sorted_q.size
+    n_p, n_q = held.n_p, held.n_q
     best = Certificate(float(delta), 0.0, float(alpha))
     for direction in spectrum.DIRECTIONS:
         n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
         threshold, _ = select_event(roc_valid, direction, n_num, n_den, delta, level)
         if threshold is None:
             continue
-        k_p, k_q = spectrum.event_counts(sorted_p, threshold), spectrum.event_counts(sorted_q, threshold)
+        k_p, k_q = held.counts(threshold)
         k_num, k_den = (k_p, k_q) if direction == "forward" else (n_q - k_q, n_p - k_p)
         p_lo = bounds.clopper_pearson_lower(k_num, n_num, level)
         q_hi = bounds.clopper_pearson_upper(k_den, n_den, level)

@@ -15,7 +15,7 @@ quantile raised by `Z_SELECT` (mu = 1, 1.25e5 validation and 5e5 held-out scores
 mu_lo: 0.73 of 20 seeds at the held-out sizes; 0.90 of 60 seeds at the effective sizes; 0.98 of the
 same 60 with Z_SELECT = 1; medians 0.99). Each of the four one-sided bounds (two directions x two
 laws) is at alpha / 4, so mu_lo holds with probability >= 1 - alpha. The held-out data are read
-only through `spectrum.event_counts`, in `_counts`.
+only through their counts (`held.counts`, `held.n_p`, `held.n_q`; `auditor.histogram.ScoreHistogram`).
 
 The trade-off view is the held-out ROC of the score's tests, a = Q-hat(S_t), beta = 1 - P-hat(S_t),
 with a DKW-Massart band uniform over thresholds (each empirical survival function two-sided at
@@ -77,13 +77,6 @@ def _probit_gap(p, q):
     return np.where(np.isnan(gap), -np.inf, gap)
 
 
-def _counts(held_p, held_q, threshold):
-    """(k_p, n_p, k_q, n_q): held-out scores >= threshold and in all, per side; the only place that
-    reads the held-out data."""
-    return (int(spectrum.event_counts(held_p, threshold)), int(spectrum.event_counts(held_p, -np.inf)),
-            int(spectrum.event_counts(held_q, threshold)), int(spectrum.event_counts(held_q, -np.inf)))
-
-
 def select_event(roc_valid: spectrum.EmpiricalROC, direction: str, n_num: float, n_den: float, level: float):
     """(threshold, predicted mu_lo) of the validation event with the largest Wilson-predicted
     Phi^-1(P_lo) - Phi^-1(Q_hi) at sizes (n_num, n_den); (None, -inf) when none is positive."""
@@ -96,12 +89,11 @@ def select_event(roc_valid: spectrum.EmpiricalROC, direction: str, n_num: float,
     return float(roc_valid.thresholds[k]), float(predicted[k])
 
 
-def certify_gdp(roc_valid: spectrum.EmpiricalROC, held_p, held_q, alpha: float, n_select: tuple[int, int]
-                ) -> GDPCertificate:
+def certify_gdp(roc_valid: spectrum.EmpiricalROC, held, alpha: float, n_select: tuple[int, int]) -> GDPCertificate:
     """mu_lo from the validation ROC (event choice; `n_select` = its sizes for P and Q) and the
-    held-out scores (counts only)."""
+    held-out counts `held` (`auditor.histogram.ScoreHistogram`)."""
     level = alpha / 4
-    _, n_p, _, n_q = _counts(held_p, held_q, np.inf)
+    n_p, n_q = held.n_p, held.n_q
     m_p, m_q = (1 / (1 / n_p + 1 / n_select[0]), 1 / (1 / n_q + 1 / n_select[1]))
     best = GDPCertificate(0.0, float(alpha))
     for direction in spectrum.DIRECTIONS:
@@ -110,7 +102,7 @@ def certify_gdp(roc_valid: spectrum.EmpiricalROC, held_p, held_q, alpha: float, 
                                     level)
         if threshold is None:
             continue
-        k_p, _, k_q, _ = _counts(held_p, held_q, threshold)
+        k_p, k_q = (int(k) for k in held.counts(threshold))
         k_num, k_den = (k_p, k_q) if direction == "forward" else (n_q - k_q, n_p - k_p)
         p_lo = float(bounds.clopper_pearson_lower(k_num, n_num, level))
         q_hi = float(bounds.clopper_pearson_upper(k_den, n_den, level))

@@ -13,9 +13,10 @@ import numpy as np
 from ndis.core.curve import Curve
 
 from . import html
-from .certify import Certificate
+from .certify import Certificate, certify
 from .claims import ClaimCheck
 from .gdp import GDPCertificate, gaussian_tradeoff
+from .spectrum import Evidence
 from .verdict import Verdict
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
@@ -81,6 +82,8 @@ class AuditReport:
     `theory_forward`, `theory_reverse`); `verdict` the test of `claimed`, else None. Curves are
     `ndis.core.curve.Curve` objects. `certificates` are the certified epsilons
     (`auditor.certify.Certificate`, one per delta; `eps_lo(delta)`), each at confidence 1 - alpha.
+    `evidence` (not saved in JSON) is the validation ROC and held-out counts of a threshold audit
+    (`auditor.spectrum.Evidence`), from which `eps_lo` certifies any other delta after the audit.
     `claim` is the check of a claimed curve (`auditor.claims.ClaimCheck`), else None; `gdp` the
     certified Gaussian-DP parameter mu_lo with the trade-off view (`auditor.gdp.GDPCertificate`).
     """
@@ -93,6 +96,7 @@ class AuditReport:
     verdict: Verdict | None = None
     certificates: list[Certificate] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    evidence: Evidence | None = field(default=None, repr=False)
     claim: ClaimCheck | None = None
     gdp: GDPCertificate | None = None
 
@@ -108,13 +112,17 @@ class AuditReport:
 
     def eps_lo(self, delta: float = 0.0) -> float:
         """The certified epsilon at `delta`: the mechanism is not (eps, delta)-DP for any eps < eps_lo,
-        at confidence 1 - alpha (`auditor.certify`). Available for the deltas of the audit:
-        0, 1e-5 and the claimed delta."""
+        at confidence 1 - alpha (`auditor.certify`). The audit certifies 0, 1e-5 and the claimed
+        delta; any other delta is certified here from the audit's `evidence` (a separate statement
+        at 1 - alpha: k of them hold together at 1 - k alpha), which a report read from JSON lacks."""
         for certificate in self.certificates:
             if certificate.delta == delta:
                 return certificate.eps_lo
+        if self.evidence is not None:
+            return certify(self.evidence.roc_valid, self.evidence.held, delta, self.info["alpha"]).eps_lo
         known = ", ".join(f"{c.delta:g}" for c in self.certificates) or "none (method='eureka')"
-        raise ValueError(f"no certified epsilon at delta={delta:g}; this audit certified it at delta = {known}")
+        raise ValueError(f"no certified epsilon at delta={delta:g}; this report certified it at delta = {known} "
+                         "(other deltas need the audit's evidence, which is not saved in JSON)")
 
     def _seed_line(self) -> str | None:
         seed = self.info.get("seed")

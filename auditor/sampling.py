@@ -10,7 +10,7 @@ into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`chunk_size
 mechanism's kind or speed, so that even a slow plug-in shows progress every 5% and stops promptly.
 So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
 by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
-the scores of held-out samples, one float per sample).
+the bin counts of its held-out scores, `auditor.histogram`), and a fold adds them as they arrive.
 """
 
 from __future__ import annotations
@@ -277,75 +277,95 @@ class Executor:
 
     def share(self, value):
         """Send an argument of every task to each Dask worker once (a future); unchanged for loky."""
-        if self.backend == "dask":
+        if self.backend == "dask" and value is not None:
             return self._client.scatter(value, broadcast=True, hash=False)
         return value
 
     def map(self, function, argument_lists, done: Callable[[int], None]):
         """[function(*args) for args in argument_lists], computed in parallel, results in order;
-        done(i) is called as task i completes. Ctrl-C stops at once: the sequential path between
-        chunks, joblib and Dask by cancelling what is pending."""
+        done(i) is called as task i completes."""
+        results = [None] * len(argument_lists)
+        for i, result in self.run(function, argument_lists):
+            results[i] = result
+            done(i)
+        return results
+
+    def run(self, function, argument_lists):
+        """Yield (i, function(*argument_lists[i])) as the tasks complete (in order, except on Dask), so
+        a caller can fold the results without keeping them. Ctrl-C stops at once: the sequential path
+        between chunks, joblib and Dask by cancelling what is pending."""
         if self.backend == "dask":
-            from distributed import as_completed
-
-            futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
-            index = {future.key: i for i, future in enumerate(futures)}
-            try:
-                for future in as_completed(futures):
-                    done(index[future.key])
-                return self._client.gather(futures)
-            except KeyboardInterrupt:
-                self._client.cancel(futures)
-                raise
-        if self.n_jobs == 1:
-            results = []
+            yield from self._dask(function, argument_lists)
+        elif self.n_jobs == 1:
             for i, args in enumerate(argument_lists):
-                results.append(function(*args))
-                done(i)
-            return results
-        return self._loky(function, argument_lists, done)
+                yield i, function(*args)
+        else:
+            yield from self._loky(function, argument_lists)
 
-    def _loky(self, function, argument_lists, done):
+    def _dask(self, function, argument_lists):
+        from distributed import as_completed
+
+        futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
+        index = {future.key: i for i, future in enumerate(futures)}
+        try:
+            for future, result in as_completed(futures, with_results=True):
+                i = index[future.key]
+                futures[i] = None  # the cluster may forget a result once it is consumed
+                yield i, result
+        finally:
+            pending = [future for future in futures if future is not None]
+            if pending:  # interrupted or failed: do not leave work running on the cluster
+                self._client.cancel(pending)
+
+    def _loky(self, function, argument_lists):
         """The joblib path: when a worker process dies, the chunks that did not come back are run
         again on fresh workers (a chunk is a function of its seed, so a rerun reproduces it), at most
-        `RETRIES` times per map."""
+        `RETRIES` times per run."""
         from joblib import Parallel, delayed
         from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-        results, failures = [], 0
-        while len(results) < len(argument_lists):
+        completed, failures = 0, 0
+        while completed < len(argument_lists):
             try:
                 for result in Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")(
-                        delayed(function)(*args) for args in argument_lists[len(results):]):
-                    results.append(result)
-                    done(len(results) - 1)
+                        delayed(function)(*args) for args in argument_lists[completed:]):
+                    completed += 1
+                    yield completed - 1, result
             except TerminatedWorkerError as error:
                 failures += 1
                 if failures > RETRIES:
                     raise RuntimeError(f"a joblib worker process died in each of {failures} attempt(s) at this "
-                                       f"sampling phase ({len(results)} of {len(argument_lists)} chunks done); "
+                                       f"sampling phase ({completed} of {len(argument_lists)} chunks done); "
                                        "giving up") from error
                 self.progress.note(f"a worker process died ({type(error).__name__}); re-running chunks "
-                                   f"{len(results)}..{len(argument_lists) - 1}")
-        return results
+                                   f"{completed}..{len(argument_lists) - 1}")
 
 
 def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSequence, key: tuple, chunk: int | None,
-         shape, transform=None, desc: str = "sampling", name: str = "mechanism", count: bool = True):
+         shape, transform=None, desc: str = "sampling", name: str = "mechanism", count: bool = True, fold=None):
     """n samples from `draw_n(k, rng)` (a prepared sampler) in chunks of `chunk` (None: `chunk_size_for`),
     chunk j seeded by key + (j,). Returns the concatenation of transform(chunk) (or of the raw
-    validated chunks). With `count`, the phase `desc` is shown by the executor's Progress.
+    validated chunks); with fold = (step, initial), instead step(... step(initial, r_a), ...) over the
+    chunk results r_j as they arrive, none of them kept (step must not depend on their order, e.g. a
+    sum of counts, for the result to be the same on every backend). With `count`, the phase `desc` is
+    shown by the executor's Progress.
 
-    The prepared sampler is shipped with the tasks (once per Dask worker), so its set-up is not
-    repeated per chunk.
+    The prepared sampler and the transform are shipped with the tasks (once per Dask worker), so
+    their set-up is not repeated per chunk.
     """
     chunk = int(chunk) if chunk else chunk_size_for(() if shape is None else shape, n)
     starts = list(range(0, n, chunk))
     sizes = [min(chunk, n - start) for start in starts]
     where = f"{name} ({desc})"
-    draw_n = executor.share(draw_n)
+    draw_n, transform = executor.share(draw_n), executor.share(transform)
     tasks = [(draw_n, size, chunk_seed(root, *key, j), shape, where, transform, start)
              for j, (size, start) in enumerate(zip(sizes, starts))]
     phase = executor.progress.phase(desc, n) if count else contextlib.nullcontext(lambda k: None)
     with phase as advance:
-        return np.concatenate(executor.map(_draw, tasks, lambda i: advance(sizes[i])))
+        if fold is None:
+            return np.concatenate(executor.map(_draw, tasks, lambda i: advance(sizes[i])))
+        step, value = fold
+        for i, result in executor.run(_draw, tasks):
+            value = step(value, result)
+            advance(sizes[i])
+        return value

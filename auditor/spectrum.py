@@ -9,14 +9,16 @@ the level sets of the log-likelihood ratio log(p/q) attain both suprema for ever
 that estimates log(p/q) serves both directions and the whole grid.
 
 * point estimate: delta-hat(eps) = max_t P-hat(S_t) - e^eps Q-hat(S_t) on held-out scores (and the
-  complements for the reverse direction), for all eps after one sort;
+  complements for the reverse direction), over the edges of the held-out histogram
+  (`auditor.histogram`; its discretisation error is reported as `sweep_error`);
 * lower bound (simultaneous over the grid and both directions, level alpha): the event for each
   (eps, direction) is chosen on a validation split that is independent of the held-out scores; the
   held-out counts then give exact Clopper-Pearson bounds P(S) >= CP_lower, Q(S) <= CP_upper, with a
   union bound over the distinct events actually tested. This is much tighter than a DKW band where
-  the optimal events have small probabilities (large eps), which is where small deltas live;
+  the optimal events have small probabilities (large eps), which is where small deltas live. The
+  held-out data enter only as exact counts of these events (`auditor.histogram.ScoreHistogram.counts`);
 * upper band (level alpha, for the score's own level sets, NOT for the mechanism): DKW-Massart on
-  both empirical survival functions, uniform over thresholds, so delta-hat + r_P + e^eps r_Q.
+  both empirical survival functions, uniform over thresholds, so delta-hat + err + r_P + e^eps r_Q.
 """
 
 from __future__ import annotations
@@ -81,16 +83,24 @@ def _event_probabilities(roc: EmpiricalROC, direction: str):
 def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
     """delta-hat(eps) = max over events of num-hat - e^eps den-hat, and the maximising threshold.
 
-    O(n_eps * n) after the sort in `empirical_roc`; memory O(n).
+    The eps are taken in increasing order: with the events ordered by growing den-hat, a larger eps
+    has a maximiser no later than a smaller one's (beyond it, num-hat - e^eps den-hat falls by at
+    least as much as at it), so each search is restricted to the previous maximiser's prefix.
+    At most O(n_eps * n) after the sort in `empirical_roc`, usually far less; memory O(n).
     """
     num, den = _event_probabilities(roc, direction)
+    flip = direction == "reverse"  # complements shrink as the level sets grow: search from the other end
+    if flip:
+        num, den = num[::-1], den[::-1]
     eps = np.asarray(eps, dtype=float)
     delta = np.empty(eps.size)
     best = np.empty(eps.size, dtype=int)
-    for i, e in enumerate(eps):
-        values = num - np.exp(e) * den
-        best[i] = np.argmax(values)
-        delta[i] = max(values[best[i]], 0.0)
+    end = num.size
+    for i in np.argsort(eps, kind="stable"):
+        values = num[:end] - np.exp(eps[i]) * den[:end]
+        k = int(np.argmax(values))
+        delta[i], end = max(values[k], 0.0), k + 1
+        best[i] = num.size - 1 - k if flip else k
     return delta, roc.thresholds[best]
 
 
@@ -123,19 +133,15 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     return thresholds, predicted
 
 
-def event_counts(sorted_scores: np.ndarray, threshold) -> np.ndarray:
-    """Number of scores >= threshold, for a sorted (ascending) score array."""
-    return sorted_scores.size - np.searchsorted(sorted_scores, threshold, side="left")
-
-
-def event_lower_bound(sorted_p, sorted_q, threshold, eps, direction: str, level):
+def event_lower_bound(held, threshold, eps, direction: str, level):
     """Clopper-Pearson lower bound on delta(eps) from one fixed event and held-out counts.
 
+    `held` gives the held-out counts of {s >= threshold} (`auditor.histogram.ScoreHistogram`).
     CP_lower(num(S)) - e^eps CP_upper(den(S)), each one-sided at `level`, so it holds with
     probability >= 1 - 2 level when the event was chosen independently of the counts.
     """
-    n_p, n_q = sorted_p.size, sorted_q.size
-    k_p, k_q = event_counts(sorted_p, threshold), event_counts(sorted_q, threshold)
+    n_p, n_q = held.n_p, held.n_q
+    k_p, k_q = held.counts(threshold)
     if direction == "forward":
         k_num, n_num, k_den, n_den = k_p, n_p, k_q, n_q
     else:
@@ -146,52 +152,65 @@ def event_lower_bound(sorted_p, sorted_q, threshold, eps, direction: str, level)
 
 
 @dataclass
+class Evidence:
+    """What every bound, certificate and verdict of a threshold audit is computed from: the ROC of
+    the validation scores (which choose the events), their sizes (P, Q), and the held-out counts."""
+
+    roc_valid: EmpiricalROC
+    n_valid: tuple[int, int]
+    held: object  # auditor.histogram.ScoreHistogram
+
+
+@dataclass
 class SpectrumEstimate:
-    """Both directions of delta-hat, the simultaneous lower bound, the upper band (as Curves) and the floor."""
+    """Both directions of delta-hat, the simultaneous lower bound, the upper band, the bound on the
+    estimate's discretisation error (`auditor.histogram`), all as Curves, and the floor."""
 
     estimate: Curve
     lower: Curve
     upper: Curve
+    sweep_error: Curve
     floor: np.ndarray
     thresholds: dict
     n_events: int
 
 
-def estimate_spectrum(valid_p, valid_q, held_p, held_q, eps, alpha: float,
+def estimate_spectrum(roc_valid: EmpiricalROC, n_valid: tuple[int, int], held, eps, alpha: float,
                       z_select: float = Z_SELECT) -> SpectrumEstimate:
-    """Threshold-sweep spectrum with bounds from validation (event choice) and held-out scores.
+    """Threshold-sweep spectrum with bounds from validation (event choice) and held-out counts.
 
-    The lower bound holds simultaneously for every eps of the grid and both directions with
-    probability >= 1 - alpha: K distinct events are tested, each at per-side level alpha / (2K).
-    Events whose predicted bound is <= 0 are not tested (their bound is the trivial 0), so they
-    spend no confidence; this choice also uses validation data only.
+    `roc_valid` is the ROC of the validation scores (sizes `n_valid` = (P, Q)), `held` the held-out
+    histogram (`auditor.histogram.ScoreHistogram`). The lower bound holds simultaneously for every
+    eps of the grid and both directions with probability >= 1 - alpha: K distinct events are tested,
+    each at per-side level alpha / (2K). Events whose predicted bound is <= 0 are not tested (their
+    bound is the trivial 0), so they spend no confidence; this choice also uses validation data only.
     """
     eps = np.asarray(eps, dtype=float)
-    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
-    n_p, n_q = held_p.size, held_q.size
-    roc_held = empirical_roc(held_p, held_q)
-    roc_valid = empirical_roc(valid_p, valid_q)
+    n_p, n_q = held.n_p, held.n_q
+    roc_held = held.roc()
     budget = alpha / (4 * eps.size)  # per-side level if every (eps, direction) were tested
 
-    delta, upper, lower, chosen = {}, {}, {}, {}
+    delta, error, upper, lower, chosen = {}, {}, {}, {}, {}
     r_p, r_q = bounds.dkw_radius(n_p, alpha / 2), bounds.dkw_radius(n_q, alpha / 2)
     for direction in DIRECTIONS:
         delta[direction], _ = delta_sweep(roc_held, eps, direction)
+        error[direction] = held.sweep_error(eps, direction)
         r_num, r_den = (r_p, r_q) if direction == "forward" else (r_q, r_p)
-        upper[direction] = np.minimum(delta[direction] + r_num + np.exp(eps) * r_den, 1.0)
+        upper[direction] = np.minimum(delta[direction] + error[direction] + r_num + np.exp(eps) * r_den, 1.0)
         n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
-        n_sel = (np.size(valid_p), np.size(valid_q)) if direction == "forward" else (np.size(valid_q), np.size(valid_p))
+        n_sel = tuple(n_valid) if direction == "forward" else tuple(n_valid)[::-1]
         chosen[direction] = select_events(roc_valid, eps, direction, n_num, n_den, budget, n_sel, z_select)
 
     active = {(d, t) for d in DIRECTIONS for t, pred in zip(*chosen[d]) if pred > 0}
     level = alpha / (2 * max(len(active), 1))
     for direction in DIRECTIONS:
         thresholds, predicted = chosen[direction]
-        bound = event_lower_bound(held_p, held_q, thresholds, eps, direction, level)
+        bound = event_lower_bound(held, thresholds, eps, direction, level)
         lower[direction] = np.where(predicted > 0, bound, 0.0)
 
     floor = bounds.detectable_floor(eps, n_p, n_q, budget)
     return SpectrumEstimate(
-        estimate=Curve(eps, **delta), lower=Curve(eps, **lower), upper=Curve(eps, **upper), floor=floor,
-        thresholds={d: chosen[d][0] for d in DIRECTIONS}, n_events=len(active),
+        estimate=Curve(eps, **delta), lower=Curve(eps, **lower), upper=Curve(eps, **upper),
+        sweep_error=Curve(eps, **error), floor=floor, thresholds={d: chosen[d][0] for d in DIRECTIONS},
+        n_events=len(active),
     )

@@ -106,12 +106,11 @@ def check_claim(claimed) -> tuple[float, float]:
     return eps0, delta0
 
 
-def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None,
-          z_select: float = spectrum.Z_SELECT) -> Verdict:
-    """The verdict on `claimed` from validation ROC (event choice) and held-out scores."""
+def judge(claimed, roc_valid, held, alpha: float, n_select=None, z_select: float = spectrum.Z_SELECT) -> Verdict:
+    """The verdict on `claimed` from validation ROC (event choice) and held-out counts
+    (`auditor.histogram.ScoreHistogram`)."""
     eps0, delta0 = check_claim(claimed)
-    held_p, held_q = np.sort(np.ravel(held_p)), np.sort(np.ravel(held_q))
-    n = {"forward": (held_p.size, held_q.size), "reverse": (held_q.size, held_p.size)}
+    n = {"forward": (held.n_p, held.n_q), "reverse": (held.n_q, held.n_p)}
     events = []
     for direction in spectrum.DIRECTIONS:
         sel = None if n_select is None else (n_select if direction == "forward" else n_select[::-1])
@@ -121,12 +120,12 @@ def judge(claimed, roc_valid, held_p, held_q, alpha: float, n_select=None,
 
     def lower(level):
         """Best of the two directions' bounds, each side of each event at level / 4."""
-        values = [float(spectrum.event_lower_bound(held_p, held_q, t, eps0, d, level / 4)[()]) for d, t in events]
+        values = [float(spectrum.event_lower_bound(held, t, eps0, d, level / 4)[()]) for d, t in events]
         return max(values), events[int(np.argmax(values))][0]
 
-    roc_held = spectrum.empirical_roc(held_p, held_q)
+    roc_held = held.roc()
     estimate = max(float(spectrum.delta_sweep(roc_held, [eps0], d)[0][0]) for d in spectrum.DIRECTIONS)
-    floor = float(bounds.detectable_floor(eps0, held_p.size, held_q.size, alpha / 4)[0])
+    floor = float(bounds.detectable_floor(eps0, held.n_p, held.n_q, alpha / 4)[0])
     bound, direction = lower(alpha)
     if bound > delta0:
         lo, hi = -20.0, np.log10(alpha)  # bisection on log10 p (confidence reported up to 1 - 1e-20)

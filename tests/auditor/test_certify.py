@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ndis import mechanisms
-from ndis.auditor import audit, certify, spectrum
+from ndis.auditor import audit, certify, histogram, spectrum
 from ndis.auditor.report import AuditReport
 from ndis.cli import main, parse_claimed
 from ndis.mechanisms import zoo
@@ -26,20 +26,21 @@ def test_eps_lo_never_exceeds_the_true_epsilon_on_laplace():
     for seed in range(10):
         rng = np.random.default_rng(seed)
         valid = _laplace_scores(rng, 5_000, 1.0, 1.0)
-        held_p, held_q = (np.sort(s) for s in _laplace_scores(rng, 20_000, 1.0, 1.0))
+        held = histogram.ScoreHistogram.from_scores(*_laplace_scores(rng, 20_000, 1.0, 1.0), valid)
         roc = spectrum.empirical_roc(*valid)
-        certificate = certify.certify(roc, held_p, held_q, 0.0, 0.05)
+        certificate = certify.certify(roc, held, 0.0, 0.05)
         assert 0.5 < certificate.eps_lo <= 1.0
-        assert certify.certify(roc, held_p, held_q, 1e-3, 0.05).eps_lo <= certificate.eps_lo
+        assert certify.certify(roc, held, 1e-3, 0.05).eps_lo <= certificate.eps_lo
 
 
 def test_nothing_is_certified_for_identical_laws():
     rng = np.random.default_rng(0)
-    roc = spectrum.empirical_roc(rng.normal(size=2_000), rng.normal(size=2_000))
-    certificate = certify.certify(roc, np.sort(rng.normal(size=5_000)), np.sort(rng.normal(size=5_000)), 0.0, 0.05)
+    valid = rng.normal(size=2_000), rng.normal(size=2_000)
+    held = histogram.ScoreHistogram.from_scores(rng.normal(size=5_000), rng.normal(size=5_000), valid)
+    certificate = certify.certify(spectrum.empirical_roc(*valid), held, 0.0, 0.05)
     assert certificate.eps_lo < 0.2
     with pytest.raises(ValueError, match="delta"):
-        certify.certify(roc, np.zeros(3), np.zeros(3), 1.0, 0.05)
+        certify.certify(spectrum.empirical_roc(*valid), held, 1.0, 0.05)
 
 
 def test_eps_lo_is_close_to_a_large_true_epsilon():
@@ -73,8 +74,11 @@ def test_eps_lo_is_in_every_report_format(tmp_path):
                    claimed=(0.5, 1e-3))
     assert [c.delta for c in report.certificates] == [0.0, 1e-5, 1e-3]
     assert report.eps_lo(0) > 0.5  # the true eps is 1
-    with pytest.raises(ValueError, match="delta=0.1"):
-        report.eps_lo(0.1)
+    later = report.eps_lo(0.1)  # certified after the audit, from its evidence (validation ROC, held-out counts)
+    assert later <= report.eps_lo(0) and later == certify.certify(report.evidence.roc_valid, report.evidence.held,
+                                                                  0.1, 0.05).eps_lo
+    with pytest.raises(ValueError, match="delta=0.1.*not saved in JSON"):
+        AuditReport.from_json(report.to_json()).eps_lo(0.1)
     data = json.loads(report.to_json())
     assert [c["eps_lo"] for c in data["eps_lo"]] == [c.eps_lo for c in report.certificates]
     again = AuditReport.from_json(report.to_json())

@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import norm
 
 from ndis.auditor import gdp, spectrum
+from ndis.auditor.histogram import ScoreHistogram
 
 
 def test_gaussian_tradeoff_is_dong_roth_su_g_mu():
@@ -19,7 +20,7 @@ def _scores(seed, mu, n_valid, n_held):
     """Scores of the optimal test for N(mu, 1) vs N(0, 1) (the outputs themselves)."""
     rng = np.random.default_rng(seed)
     valid = rng.normal(mu, 1, n_valid), rng.normal(0, 1, n_valid)
-    held = np.sort(rng.normal(mu, 1, n_held)), np.sort(rng.normal(0, 1, n_held))
+    held = ScoreHistogram.from_scores(rng.normal(mu, 1, n_held), rng.normal(0, 1, n_held), valid)
     return spectrum.empirical_roc(*valid), held, (n_valid, n_valid)
 
 
@@ -31,7 +32,7 @@ def test_mu_lo_is_below_the_true_mu_and_close_to_it():
     values = []
     for seed in range(12):
         roc, held, sizes = _scores(seed, 1.0, 30_000, 100_000)
-        certificate = gdp.certify_gdp(roc, *held, 0.05, n_select=sizes)
+        certificate = gdp.certify_gdp(roc, held, 0.05, n_select=sizes)
         values.append(certificate.mu_lo)
         assert 0 < certificate.p_lower and certificate.q_upper < 1
     assert max(values) <= 1.0 and min(values) >= 0.93
@@ -40,30 +41,27 @@ def test_mu_lo_is_below_the_true_mu_and_close_to_it():
 
 def test_identical_laws_certify_nothing():
     rng = np.random.default_rng(3)
-    roc = spectrum.empirical_roc(rng.normal(size=5_000), rng.normal(size=5_000))
-    held = np.sort(rng.normal(size=20_000)), np.sort(rng.normal(size=20_000))
-    certificate = gdp.certify_gdp(roc, *held, 0.05, n_select=(5_000, 5_000))
+    valid = rng.normal(size=5_000), rng.normal(size=5_000)
+    held = ScoreHistogram.from_scores(rng.normal(size=20_000), rng.normal(size=20_000), valid)
+    certificate = gdp.certify_gdp(spectrum.empirical_roc(*valid), held, 0.05, n_select=(5_000, 5_000))
     assert certificate.mu_lo == 0 and certificate.threshold is None and "no Gaussian-DP claim" in str(certificate)
 
 
-def test_held_out_data_are_read_only_through_event_counts(monkeypatch):
-    # The held-out scores are opaque objects here: certify_gdp may only hand them to spectrum.event_counts.
+def test_held_out_data_are_read_only_through_their_counts():
+    # An object with only the sizes and counts (no scores, no ROC) is enough for mu_lo.
     roc, held, sizes = _scores(0, 1.0, 20_000, 50_000)
-    expected = gdp.certify_gdp(roc, *held, 0.05, n_select=sizes).mu_lo
 
-    class Opaque:
-        def __init__(self, values):
-            self._values = values
+    class CountsOnly:
+        n_p, n_q, calls = held.n_p, held.n_q, []
 
-    original, calls = spectrum.event_counts, []
+        def counts(self, threshold):
+            self.calls.append(threshold)
+            return held.counts(threshold)
 
-    def counting(data, threshold):
-        calls.append(threshold)
-        return original(data._values, threshold)
-
-    monkeypatch.setattr(spectrum, "event_counts", counting)
-    assert gdp.certify_gdp(roc, Opaque(held[0]), Opaque(held[1]), 0.05, n_select=sizes).mu_lo == expected
-    assert calls
+    counts_only = CountsOnly()
+    assert gdp.certify_gdp(roc, counts_only, 0.05, n_select=sizes).mu_lo == gdp.certify_gdp(roc, held, 0.05,
+                                                                                           n_select=sizes).mu_lo
+    assert counts_only.calls
 
 
 def test_tradeoff_band_contains_the_true_tradeoff():
@@ -82,4 +80,4 @@ def test_tradeoff_band_contains_the_true_tradeoff():
 @pytest.mark.parametrize("mu", [0.5, 2.0])
 def test_mu_lo_tracks_other_mus(mu):
     roc, held, sizes = _scores(1, mu, 30_000, 100_000)
-    assert mu - 0.1 <= gdp.certify_gdp(roc, *held, 0.05, n_select=sizes).mu_lo <= mu
+    assert mu - 0.1 <= gdp.certify_gdp(roc, held, 0.05, n_select=sizes).mu_lo <= mu

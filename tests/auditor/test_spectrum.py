@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ndis.auditor import spectrum
+from ndis.auditor import histogram, spectrum
 
 from .conftest import gaussian_delta_reference, optimal_event_probabilities
 
@@ -12,6 +12,15 @@ def _scores_with_exact_frequencies(probabilities, values, total):
     assert counts.sum() == total
     return np.repeat(values, counts)
 
+
+
+def _estimate(valid_p, valid_q, held_p, held_q, eps, alpha):
+    """estimate_spectrum on held-out scores counted as an audit streams them (edges from validation)."""
+    held = histogram.ScoreHistogram.empty(histogram.edges_for((valid_p, valid_q)))
+    binner = histogram.Binner(np.asarray, held.edges)
+    held.add(binner(held_p), "p").add(binner(held_q), "q")
+    return spectrum.estimate_spectrum(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held,
+                                      eps, alpha)
 
 def test_threshold_sweep_is_exact_on_empirical_distributions_with_ties():
     # Discrete P, Q on 4 points with score = log(p/q): the sweep must return the exact hockey-stick
@@ -44,8 +53,8 @@ def test_gaussian_estimate_within_four_standard_errors_and_bound_below_truth():
     # thresholds adds an upward bias of the same order, so 4 SE + 1 SE is the tolerance.
     mu, m, eps = 1.0, 100_000, np.linspace(0, 1.5, 16)
     rng = np.random.default_rng(3)
-    est = spectrum.estimate_spectrum(rng.normal(mu, 1, 30_000), rng.normal(0, 1, 30_000),
-                                     rng.normal(mu, 1, m), rng.normal(0, 1, m), eps, alpha=0.05)
+    est = _estimate(rng.normal(mu, 1, 30_000), rng.normal(0, 1, 30_000), rng.normal(mu, 1, m), rng.normal(0, 1, m),
+                    eps, alpha=0.05)
     truth = gaussian_delta_reference(eps, mu)
     P, Q = optimal_event_probabilities(eps, mu)
     se = np.sqrt(P * (1 - P) / m + np.exp(2 * eps) * Q * (1 - Q) / m)
@@ -68,8 +77,8 @@ def test_lower_bound_coverage_over_repeated_runs():
     misses = 0
     for seed in range(200):
         rng = np.random.default_rng(seed)
-        est = spectrum.estimate_spectrum(rng.normal(mu, 1, 2000), rng.normal(0, 1, 2000),
-                                         rng.normal(mu, 1, 5000), rng.normal(0, 1, 5000), eps, alpha=0.2)
+        est = _estimate(rng.normal(mu, 1, 2000), rng.normal(0, 1, 2000), rng.normal(mu, 1, 5000),
+                        rng.normal(0, 1, 5000), eps, alpha=0.2)
         lower = est.lower.delta
         misses += np.any(lower > truth)
     assert misses / 200 <= 0.2 + 4 * np.sqrt(0.2 * 0.8 / 200)

@@ -21,7 +21,7 @@ from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
 from . import features as features_module
-from . import histogram, neighbors, sampling, scorers, selection, spectrum
+from . import claims, gdp, histogram, neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
 from .certify import DEFAULT_DELTA, SEED_KEY, certify
 from .eureka import eureka_spectrum
@@ -208,7 +208,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     claimed : (eps0, delta0) to test, delta0 = 0 for pure DP; gives `report.verdict` ("violation",
         "no violation found" or "inconclusive", never a proof of privacy) and, when not violated and
         delta0 > 0, the samples per side that would make delta0 detectable
-        (`report.info["samples_needed"]`).
+        (`report.info["samples_needed"]`). Anything else is a claimed curve (`auditor.claims`:
+        arrays (eps, delta), a CSV path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`,
+        a dp_accounting PLD, accountant or DpEvent), checked at every eps of the grid against the
+        simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
     n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
         address or Client, default an in-process LocalCluster with n_jobs workers).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
@@ -238,7 +241,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     Returns
     -------
     AuditReport; with method="threshold" it certifies an epsilon (`auditor.certify`) at delta = 0,
-    at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`.
+    at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`, and a
+    Gaussian-DP parameter with the score's trade-off view (`auditor.gdp`): `report.gdp.mu_lo`.
 
     Raises
     ------
@@ -255,6 +259,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
     if not 0 <= screen_fraction <= 1:
         raise ValueError(f"screen_fraction must lie in [0, 1], got {screen_fraction}")
+    curve_claim = None
+    if claimed is not None and not claims.is_point_claim(claimed):
+        curve_claim, claimed = claims.claimed_curve(claimed), None
+        if method == "eureka":
+            raise ValueError("a claimed curve is checked by method='threshold' only")
     if claimed is not None:
         check_claim(claimed)
         if method == "eureka":
@@ -311,21 +320,26 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
         exact_values, info["theory"] = None, f"failed: {error}"
-    verdict, certificates = None, []
+    verdict, certificates, gdp_certificate, claim_check = None, [], None, None
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
         evidence.seed = sampling.chunk_seed(root, SEED_KEY)
         certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
                                 seed=evidence.seed) for delta in deltas]
+        gdp_certificate = gdp.certify_gdp(evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
+        gdp_certificate.tradeoff = gdp.tradeoff_view(evidence.held.roc(), evidence.held.n_p, evidence.held.n_q, alpha)
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:
             _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
+    if curve_claim is not None:
+        claim_check = claims.check(curve_claim, curves["lower"], curves["estimate"], alpha)
+        claim_check.tradeoff = curve_claim.tradeoff(gdp.TRADEOFF_POINTS, eps)
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
     info["phases"] = progress.done
     return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
-                       evidence=evidence)
+                       evidence=evidence, claim=claim_check, gdp=gdp_certificate)
 
 
 def _samples_needed(verdict, rate, train_fraction, max_train, info):

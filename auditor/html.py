@@ -28,6 +28,8 @@ img { max-width: 100%; height: auto; }
 .violation { border-color: #c0392b; background: #fbeceb; }
 .no-violation-found { border-color: #5a6b7d; background: #eef1f4; }
 .inconclusive { border-color: #b7950b; background: #fdf7e3; }
+.refuted { border-color: #c0392b; background: #fbeceb; }
+.not-refuted { border-color: #5a6b7d; background: #eef1f4; }
 .note { color: #555; font-size: 0.9rem; }
 """
 
@@ -69,11 +71,41 @@ def _certificates(report) -> str:
             f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>')
 
 
+def _claim(report) -> str:
+    """The claimed curve's check (`auditor.claims`), or nothing when no curve was claimed."""
+    c = report.claim
+    if c is None:
+        return ""
+    css = c.label.replace(" ", "-")  # "not refuted" must not carry the class "refuted"
+    excess = (f"largest excess of the lower bound over the claim: {_number(c.excess, 3)} at eps = {c.eps_excess:g}. "
+              if c.label == "refuted" else "")
+    return (f'<h2>Claimed curve</h2><div class="verdict {_text(css)}"><strong>Claimed curve: {_text(c.label)}'
+            f"</strong> (confidence {c.confidence:.0%}, simultaneous over the grid)<br>{_text(c)}</div>"
+            f'<p class="note">{excess}Refuted where the lower bound, which holds at every eps of the grid and in '
+            "both directions at once, exceeds the claim; the shaded gap between the claim and the point estimate "
+            "on the plot is a hint that the claim may be loose, not a proof (the estimate measures only the "
+            "trained score). Not refuted is never a proof of privacy.</p>")
+
+
+def _gdp(report) -> str:
+    """The certified Gaussian-DP parameter (`auditor.gdp`)."""
+    g = report.gdp
+    if g is None:
+        return ""
+    return (f"<h2>Gaussian DP</h2><p>{_text(g)}.</p><p class=\"note\">mu_lo = Phi^-1(P_lo) - Phi^-1(Q_hi) for one "
+            "event chosen on validation data, with exact Clopper-Pearson bounds on held-out counts "
+            f"(P_lo = {_number(g.p_lower)}, Q_hi = {_number(g.q_upper)}). The trade-off panel of the plot shows the "
+            "type I and type II errors of the score's tests with a DKW band; a claimed trade-off curve above the "
+            "band is refuted by the score's tests.</p>")
+
+
 def _table(report, rows) -> str:
     """The curves at the grid indices `rows`; estimates below the detectable floor in grey italics."""
     names = ["eps", "estimate", "lower bound", "upper band", "floor"]
     if report.theory is not None:
         names.append(report.theory_label)
+    if report.claim is not None:
+        names += ["claimed", "refuted"]
     head = "".join(f'<th scope="col">{_text(name)}</th>' for name in names)
     body = []
     for i in rows:
@@ -82,6 +114,8 @@ def _table(report, rows) -> str:
                  _number(report.delta_upper[i]), _number(report.floor[i], 3)]
         if report.theory is not None:
             cells.append(_number(report.theory[i]))
+        if report.claim is not None:
+            cells += [_number(report.claim.claimed[i]), "yes" if report.claim.refuted[i] else "no"]
         tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>"
                       for k, c in enumerate(cells))
         body.append(f"<tr>{tds}</tr>")
@@ -136,11 +170,16 @@ def _provenance(report) -> str:
     return f"<dl>{rows}</dl>"
 
 
-def _plot_png(report, title, figure=None) -> str:
-    """report.plot (or `figure`, the one it returned) as a base64 PNG."""
+_DPI = 110
+
+
+def _plot_png(report, title, figure=None) -> tuple[str, int, int]:
+    """report.plot (or `figure`, the one it returned) as a base64 PNG, with its width and height in pixels."""
     buffer = io.BytesIO()
-    (figure or report.plot(title=title)).savefig(buffer, format="png", dpi=110)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    figure = figure or report.plot(title=title)
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    width, height = (round(v * _DPI) for v in figure.get_size_inches())
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
 
 
 def _heading(report, title) -> str:
@@ -155,7 +194,8 @@ def _heading(report, title) -> str:
 def summary(report) -> str:
     """A notebook summary of `report`: heading, verdict and an 11-row table (no plot)."""
     rows = np.unique(np.linspace(0, report.eps.size - 1, min(11, report.eps.size)).round().astype(int))
-    return (f"<div>{_heading(report, None)}{_verdict(report)}{_certificates(report)}{_table(report, rows)}"
+    return (f"<div>{_heading(report, None)}{_verdict(report)}{_claim(report)}{_certificates(report)}{_gdp(report)}"
+            f"{_table(report, rows)}"
             f"{_curve_note(report)}</div>")
 
 
@@ -166,7 +206,11 @@ def page(report, title: str | None = None, figure=None) -> str:
     hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
     alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
-        f", {report.theory_label} curve" if report.theory_label else "")
+        f", {report.theory_label} curve" if report.theory_label else "") + (
+        ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
+    png, width, height = _plot_png(report, title, figure)
+    panels = "Left: linear delta; middle: log delta; right: the trade-off view (type I vs type II error)." if (
+        report.gdp is not None and report.gdp.tradeoff) else "Left: linear delta; right: log delta."
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -180,11 +224,13 @@ def page(report, title: str | None = None, figure=None) -> str:
 {_heading(report, title)}
 <h2>Verdict</h2>
 {_verdict(report)}
+{_claim(report)}
 <h2>Certified epsilon</h2>
 {_certificates(report)}
+{_gdp(report)}
 <h2>Privacy spectrum</h2>
-<figure><img src="data:image/png;base64,{_plot_png(report, title, figure)}" alt="{_text(alt)}" width="1210" height="462">
-<figcaption class="note">Left: linear delta; right: log delta.{hollow}</figcaption></figure>
+<figure><img src="data:image/png;base64,{png}" alt="{_text(alt)}" width="{width}" height="{height}">
+<figcaption class="note">{panels}{hollow}</figcaption></figure>
 {_curve_note(report)}
 {_table(report, range(report.eps.size))}
 <h2>Provenance</h2>

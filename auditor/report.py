@@ -14,6 +14,8 @@ from ndis.core.curve import Curve
 
 from . import html
 from .certify import Certificate, certify
+from .claims import ClaimCheck
+from .gdp import GDPCertificate, gaussian_tradeoff
 from .spectrum import Evidence
 from .verdict import Verdict
 
@@ -82,6 +84,8 @@ class AuditReport:
     (`auditor.certify.Certificate`, one per delta; `eps_lo(delta)`), each at confidence 1 - alpha.
     `evidence` (not saved in JSON) is the validation ROC and held-out counts of a threshold audit
     (`auditor.spectrum.Evidence`), from which `eps_lo` certifies any other delta after the audit.
+    `claim` is the check of a claimed curve (`auditor.claims.ClaimCheck`), else None; `gdp` the
+    certified Gaussian-DP parameter mu_lo with the trade-off view (`auditor.gdp.GDPCertificate`).
     """
 
     estimate: Curve
@@ -93,6 +97,8 @@ class AuditReport:
     certificates: list[Certificate] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     evidence: Evidence | None = field(default=None, repr=False)
+    claim: ClaimCheck | None = None
+    gdp: GDPCertificate | None = None
 
     @property
     def eps(self) -> np.ndarray:
@@ -134,6 +140,8 @@ class AuditReport:
         out = self._columns()
         out["verdict"] = None if self.verdict is None else self.verdict.to_dict()
         out["eps_lo"] = [c.to_dict() for c in self.certificates]
+        out["claim"] = None if self.claim is None else self.claim.to_dict()
+        out["mu_lo"] = None if self.gdp is None else self.gdp.to_dict()
         out["info"] = self.info
         return _plain(out)
 
@@ -168,27 +176,39 @@ class AuditReport:
                    exact=curve("theory", "theory_forward", "theory_reverse"), floor=np.asarray(data["floor"], dtype=float),
                    verdict=None if data.get("verdict") is None else Verdict(**data["verdict"]),
                    certificates=[Certificate(**c) for c in data.get("eps_lo") or []],
-                   info=data.get("info", {}))
+                   info=data.get("info", {}),
+                   claim=None if data.get("claim") is None else ClaimCheck(**data["claim"]),
+                   gdp=None if data.get("mu_lo") is None else GDPCertificate(**data["mu_lo"]))
 
     def to_frame(self):
         """A pandas DataFrame with one row per eps (write it with `.to_csv`)."""
         import pandas as pd
 
-        return pd.DataFrame({name: values for name, values in self._columns().items() if values is not None})
+        columns = {name: values for name, values in self._columns().items() if values is not None}
+        if self.claim is not None:
+            columns.update(claimed=self.claim.claimed, claim_refuted=self.claim.refuted)
+        return pd.DataFrame(columns)
 
     def table(self, every: int | None = None) -> str:
         """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""
         step = every or max(len(self.eps) // 10, 1)
         head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        head += " {:>11} {:>8}".format("claimed", "refuted") if self.claim is not None else ""
         lines = [head]
         for i in range(0, len(self.eps), step):
             line = f"{self.eps[i]:7.3f} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
             if self.theory is not None:
                 line += f" {self.theory[i]:11.4g}"
+            if self.claim is not None:
+                line += f" {self.claim.claimed[i]:11.4g} {'yes' if self.claim.refuted[i] else 'no':>8}"
             lines.append(line)
         if self.verdict is not None:
             lines.append(str(self.verdict))
+        if self.claim is not None:
+            lines.append(str(self.claim))
         lines += [str(c) for c in self.certificates]
+        if self.gdp is not None:
+            lines.append(str(self.gdp))
         if self._seed_line():
             lines.append(self._seed_line())
         return "\n".join(lines)
@@ -210,9 +230,11 @@ class AuditReport:
         pyplot, so the session's backend and figure list are left alone."""
         from matplotlib.figure import Figure
 
-        figure = Figure(figsize=(11, 4.2))
+        tradeoff = None if self.gdp is None else self.gdp.tradeoff
+        figure = Figure(figsize=(16, 4.2) if tradeoff else (11, 4.2))
+        axes = figure.subplots(1, 3 if tradeoff else 2)
         below = self.delta < self.floor
-        for axis, log in zip(figure.subplots(1, 2), (False, True)):
+        for axis, log in zip(axes, (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
                               label=f"band (lower: simultaneous {1 - self.info.get('alpha', 0.05):.0%})")
             axis.plot(self.eps, self.delta_lower, color="tab:red", lw=0.8)
@@ -224,6 +246,8 @@ class AuditReport:
             if self.theory is not None:
                 axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
             axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
+            if self.claim is not None:
+                self._plot_claim(axis)
             if self.verdict is not None and (self.verdict.delta > 0 or not log):
                 axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
             for certificate, style in zip(self.certificates, (":", "-.", "--")):
@@ -242,10 +266,14 @@ class AuditReport:
                 low = max(shown[shown > 0].min(initial=1.0), 1e-12)
                 if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
                     low = min(low, self.verdict.delta)
+                if self.claim is not None and np.any(self.claim.claimed > 0):
+                    low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
                 axis.set_yscale("log")
                 axis.set_ylim(low / 3, 1.5)
             axis.grid(alpha=0.3)
         figure.axes[0].legend(fontsize=8)
+        if tradeoff:
+            self._plot_tradeoff(axes[2], tradeoff)
         figure.suptitle(title or self.title)
         figure.tight_layout()
         if path is not None:
@@ -253,6 +281,37 @@ class AuditReport:
             path.parent.mkdir(parents=True, exist_ok=True)
             figure.savefig(path, dpi=120)
         return figure
+
+    def _plot_claim(self, axis):
+        """The claimed curve, its refuted points, and the gap between it and the point estimate."""
+        claim = self.claim
+        axis.plot(self.eps, claim.claimed, color="black", lw=1.3, label=f"claimed: {claim.source}")
+        axis.fill_between(self.eps, self.delta, claim.claimed, where=claim.claimed > self.delta, color="grey",
+                          alpha=0.25, label="claim above estimate (a hint of looseness, not proof)")
+        if claim.refuted.any():
+            axis.plot(self.eps[claim.refuted], claim.claimed[claim.refuted], "x", color="black", ms=7,
+                      label=f"refuted ({claim.confidence:.0%}, all points at once)")
+
+    def _plot_tradeoff(self, axis, tradeoff):
+        """Type I vs type II error of the score's tests, its band, and the claim's trade-off function."""
+        a = np.asarray(tradeoff["type_one"], dtype=float)
+        axis.fill_between(a, tradeoff["beta_lower"], tradeoff["beta_upper"], color="tab:red", alpha=0.18,
+                          label=f"band ({1 - tradeoff['alpha']:.0%}, DKW)")
+        axis.plot(a, tradeoff["beta"], color="tab:red", lw=1.2, label="score's tests (held-out ROC)")
+        if self.claim is not None and self.claim.tradeoff is not None:
+            axis.plot(a, self.claim.tradeoff, color="black", lw=1.3, label=f"claimed: {self.claim.source}")
+        if self.gdp.mu_lo > 0:
+            refuted = gaussian_tradeoff(a, self.gdp.mu_lo)
+            axis.plot(a, refuted, ":", color="tab:green", lw=1.2,
+                      label=f"G_mu at mu_lo = {self.gdp.mu_lo:.3g} (refuted, {1 - self.gdp.alpha:.0%})")
+        axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
+        axis.set_xlim(0, 1)
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("type I error")
+        axis.set_ylabel("type II error")
+        axis.set_title("trade-off view", fontsize=10)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
 
     @property
     def title(self) -> str:

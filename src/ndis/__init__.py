@@ -6,6 +6,7 @@ stays cheap)::
     import ndis
     mech = ndis.get_mechanism("gaussian", query="mean", sigma=0.5)
     report = ndis.audit(mech, D, neighbor="remove:worst", n_samples=10**5)
+    report = ndis.audit(mech, D, neighbor="remove:worst", claimed=ndis.gaussian_dp(1.0))  # a claimed curve
     pair = ndis.GaussianPair(mean1, cov1, mean2, cov2)
 
 Subpackages: `ndis.theory` (exact spectra), `ndis.mechanisms` (the schemes and the registry),
@@ -23,6 +24,8 @@ __version__ = "0.2.0"
 _API = {
     "audit": ("ndis.auditor", "audit"),
     "AuditReport": ("ndis.auditor", "AuditReport"),
+    "claimed_curve": ("ndis.auditor.claims", "claimed_curve"),
+    "gaussian_dp": ("ndis.auditor.claims", "gaussian_dp"),
     "GaussianPair": ("ndis.theory", "GaussianPair"),
     "Spectrum": ("ndis.theory", "Spectrum"),
     "spectrum": ("ndis.theory", "spectrum"),

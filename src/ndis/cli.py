@@ -68,6 +68,20 @@ def parse_claimed(text: str | None):
     return eps, delta
 
 
+def claimed_curve_option(args, allow_point: bool = True):
+    """The claim of --claimed EPS,DELTA, --claimed-curve PATH or --claimed-gdp MU (at most one), or None."""
+    from ndis.auditor import claims
+
+    given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
+    if len(given) > 1:
+        raise UsageError(f"give one of --claimed, --claimed-curve, --claimed-gdp, not {len(given)}")
+    if getattr(args, "claimed_curve", None) is not None:
+        return claims.read_csv(args.claimed_curve)
+    if getattr(args, "claimed_gdp", None) is not None:
+        return claims.gaussian_dp(args.claimed_gdp)
+    return parse_claimed(args.claimed) if allow_point else None
+
+
 def parse_count(text: str) -> int:
     """A sample count: '200000', '2e5' or '1e6' -> int; anything that is not a whole number >= 1 fails."""
     try:
@@ -165,7 +179,7 @@ def command_audit(args, stream=None) -> None:
     from ndis.mechanisms import resolve
 
     stream = stream or sys.stdout
-    eps, params, claimed = parse_grid(args.eps), parse_params(args.param), parse_claimed(args.claimed)
+    eps, params, claimed = parse_grid(args.eps), parse_params(args.param), claimed_curve_option(args)
     out = _output_dir(args.out)
     data = datasets.load(args.data)
     data_prime, neighbor = _neighbour_pair(args, data)
@@ -194,8 +208,12 @@ def command_audit(args, stream=None) -> None:
     print_table(columns, stream=stream)
     if report.verdict is not None:
         print(report.verdict, file=stream)
+    if report.claim is not None:
+        print(report.claim, file=stream)
     for certificate in report.certificates:
         print(certificate, file=stream)
+    if report.gdp is not None:
+        print(report.gdp, file=stream)
     seed = report.info["seed"]["entropy"]
     print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
     print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
@@ -203,14 +221,17 @@ def command_audit(args, stream=None) -> None:
 
 
 def command_theory(args) -> None:
-    """`ndis theory`: the exact spectrum of a Gaussian-output mechanism on a dataset."""
+    """`ndis theory`: the exact spectrum of a Gaussian-output mechanism on a dataset; with a claimed
+    curve, where the exact curve exceeds it (no sampling)."""
     import numpy as np
 
     from ndis import mechanisms, theory
+    from ndis.auditor import claims
     from ndis.experiments import datasets
     from ndis.experiments.plotting import plot_curves
 
     eps, params = parse_grid(args.eps), parse_params(args.param)
+    claim = claimed_curve_option(args, allow_point=False)
     out = _output_dir(args.out)
     D = datasets.load(args.data)
     if args.mechanism in mechanisms.names():
@@ -233,9 +254,18 @@ def command_theory(args) -> None:
         "n_rows": int(D.shape[0]), "neighbor": args.neighbor, "worst_row": result.worst_row,
         "law": label, "seconds": elapsed, "details": result.details,
     }
+    columns = {"eps": eps, "delta": result.delta, "forward": result.forward, "reverse": result.reverse}
+    found = None
+    if claim is not None:
+        found = claims.exceeds(claim, eps, result.delta)
+        summary["claim"] = found
+        columns["claimed"] = claim(eps)
     (out / "theory.json").write_text(json.dumps(summary, indent=2, default=float))
     print(f"{title}: {D.shape[0]} rows scanned in {elapsed:.2f} s")
-    print_table({"eps": eps, "delta": result.delta, "forward": result.forward, "reverse": result.reverse})
+    print_table(columns)
+    if found is not None:
+        print(claims.describe_exceeds(found) + ("" if result.exact else
+                                                 " (the asymptotic normal law's curve, not the exact one)"))
     print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
 
 
@@ -298,10 +328,19 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--claimed", metavar="EPS,DELTA",
                         help="test a claimed (eps, delta), e.g. 1,1e-5, or 0.7,0 for pure DP; the certified "
                              "eps_lo is also printed at the claimed delta")
+    _add_claim_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: an in-process LocalCluster)")
     parser.add_argument("--out", default="ndis-out/audit", help="output directory (default ndis-out/audit)")
+
+
+def _add_claim_arguments(parser) -> None:
+    parser.add_argument("--claimed-curve", metavar="PATH",
+                        help="a claimed privacy curve: CSV with columns eps,delta (chord in e^eps between its "
+                             "points, nothing claimed outside them); reports where it is refuted")
+    parser.add_argument("--claimed-gdp", type=float, metavar="MU",
+                        help="a claimed Gaussian-DP parameter mu (the curve of Dong, Roth & Su 2022)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--rows", default="worst", help="worst (default), all, or comma-separated row indices")
     th.add_argument("--eps", default="0:4:41", help="eps grid START:STOP:NUM or a comma list (default 0:4:41)")
     th.add_argument("--scale", choices=("both", "linear", "log"), default="both", help="delta axis of the plot")
+    _add_claim_arguments(th)
     th.add_argument("--out", default="ndis-out/theory", help="output directory (default ndis-out/theory)")
     th.set_defaults(run=command_theory)
 

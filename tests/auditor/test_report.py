@@ -90,7 +90,8 @@ def test_the_report_repr_is_short_and_the_dataclass_intact():
     summary = report._repr_html_()
     assert "<table>" in summary and "Verdict: inconclusive" in summary and "data:image" not in summary
     assert [f.name for f in dataclasses.fields(report)] == ["estimate", "lower", "upper", "floor", "exact",
-                                                           "verdict", "certificates", "info", "evidence"]
+                                                           "verdict", "certificates", "info", "evidence",
+                                                           "claim", "gdp"]
     assert report == report and report != make_report()  # eq=False: identity
 
 

@@ -170,16 +170,23 @@ def _provenance(report) -> str:
     return f"<dl>{rows}</dl>"
 
 
-_DPI = 110
+DPI = 120  # of spectrum.png and of the page's image, which are the same bytes when `ndis audit` writes both
 
 
-def _plot_png(report, title, figure=None) -> tuple[str, int, int]:
-    """report.plot (or `figure`, the one it returned) as a base64 PNG, with its width and height in pixels."""
+def render_png(figure) -> bytes:
+    """The figure as PNG bytes at `DPI`."""
     buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def _plot_png(report, title, figure=None, png: bytes | None = None) -> tuple[str, int, int]:
+    """report.plot (or `figure`, the one it returned; `png`, its rendering) as base64 PNG, with its
+    width and height in pixels."""
     figure = figure or report.plot(title=title)
-    figure.savefig(buffer, format="png", dpi=_DPI)
-    width, height = (round(v * _DPI) for v in figure.get_size_inches())
-    return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
+    png = png or render_png(figure)
+    width, height = (round(v * DPI) for v in figure.get_size_inches())
+    return base64.b64encode(png).decode("ascii"), width, height
 
 
 def _heading(report, title) -> str:
@@ -199,16 +206,17 @@ def summary(report) -> str:
             f"{_curve_note(report)}</div>")
 
 
-def page(report, title: str | None = None, figure=None) -> str:
+def page(report, title: str | None = None, figure=None, png: bytes | None = None) -> str:
     """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript;
-    `figure` is report.plot(title=title) when the caller has drawn it already."""
+    `figure` is report.plot(title=title) when the caller has drawn it already, `png` its rendering
+    (`render_png`) when the caller has made that too."""
     heading = title or report.title
     hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
     alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
         f", {report.theory_label} curve" if report.theory_label else "") + (
         ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
-    png, width, height = _plot_png(report, title, figure)
+    png, width, height = _plot_png(report, title, figure, png)
     panels = "Left: linear delta; middle: log delta; right: the trade-off view (type I vs type II error)." if (
         report.gdp is not None and report.gdp.tradeoff) else "Left: linear delta; right: log delta."
     return f"""<!DOCTYPE html>

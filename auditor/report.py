@@ -279,7 +279,7 @@ class AuditReport:
         if path is not None:
             path = pathlib.Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            figure.savefig(path, dpi=120)
+            path.write_bytes(html.render_png(figure))
         return figure
 
     def _plot_claim(self, axis):
@@ -319,10 +319,11 @@ class AuditReport:
         return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
                 f"({self.info.get('n_samples', '?')} samples per side)")
 
-    def to_html(self, path=None, title: str | None = None, figure=None) -> str:
+    def to_html(self, path=None, title: str | None = None, figure=None, png: bytes | None = None) -> str:
         """The report as one self-contained HTML5 page (`auditor.html.page`); also written to `path`.
-        `figure`: what `plot(title=title)` returned, to reuse instead of drawing it again."""
-        text = html.page(self, title, figure)
+        `figure`: what `plot(title=title)` returned, to reuse instead of drawing it again; `png`: its
+        rendering (`auditor.html.render_png`), to reuse instead of rendering it again."""
+        text = html.page(self, title, figure, png)
         if path is not None:
             path = pathlib.Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """The `ndis` command line: outputs of `ndis theory` / `ndis audit`, one-line errors with exit code 2."""
 
+import base64
 import json
 import pathlib
 import re
@@ -63,6 +64,8 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     assert saved["info"]["command"] == " ".join(sys.argv)
     page = (tmp_path / "report.html").read_text()
     assert f"Verdict: {saved['verdict']['label']}" in page and "data:image/png;base64," in page
+    embedded = page.split("data:image/png;base64,", 1)[1].split('"', 1)[0]
+    assert base64.b64decode(embedded) == (tmp_path / "spectrum.png").read_bytes()  # one figure, rendered once
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
     assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out

@@ -174,7 +174,7 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
 
 def command_audit(args, stream=None) -> None:
     """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
-    from ndis.auditor import audit
+    from ndis.auditor import audit, html
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
 
@@ -197,8 +197,11 @@ def command_audit(args, stream=None) -> None:
     neighbor = report.info["neighbor"]
     title = (f"{report.info['mechanism']} on {args.data} "
              f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
-    figure = report.plot(out / "spectrum.png", title=title)
-    report.to_html(out / "report.html", title=title, figure=figure)  # the same figure: drawn once
+    figure = report.plot(title=title)
+    png = html.render_png(figure)  # drawn and rendered once, for spectrum.png and report.html
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "spectrum.png").write_bytes(png)
+    report.to_html(out / "report.html", title=title, figure=figure, png=png)
     seconds = report.info["timings"]["total"]
     print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
           f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)

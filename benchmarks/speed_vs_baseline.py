@@ -17,11 +17,12 @@ the two estimates delta-hat(eps) of the last runs (they differ by sampling noise
 random streams changed after the old commit). CPU time (the process and its children, user + system)
 is printed too: on a loaded machine it is the steadier measure.
 
-Measured here (2 cores shared with 10-15 other processes, load average 11-17, so walls are long and
-noisy), OPENBLAS_NUM_THREADS=1, baseline 461add5 vs fff16f1, 3 runs each:
-readme: median wall 37.46 s old vs 14.97 s new (ratio 2.50), CPU 11.7-12.2 s vs 4.4-5.3 s;
-als (10^7 per side): median wall 268.9 s old vs 91.4 s new (ratio 2.94), CPU 75.8-90.9 s vs 34.5-38.1 s
-(median ratio 2.24); largest |delta-hat old - new| 0.0015 and 0.0002.
+Measured here on main 6be202e (streaming, claimed curves, single PNG rendering) (load average about 2: one other single-process
+benchmark running), OPENBLAS_NUM_THREADS=1, baseline 461add5:
+readme (3 runs each): median wall 13.52 s old vs 6.40 s new (ratio 2.11), CPU ratio 2.10;
+als (10^7 per side, 1 run each): wall 61.70 s old vs 36.88 s new (ratio 1.67), CPU ratio 1.69;
+largest |delta-hat old - new| 0.0015 and 0.0002. (On a machine at load average 11-17, at fff16f1:
+readme 37.46 s vs 14.97 s, ratio 2.50; als 268.9 s vs 91.4 s, ratio 2.94.)
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from ndis import theory
-from ndis.auditor import audit, claims
+from ndis.auditor import audit, claims, html
 from ndis.auditor.report import AuditReport, _plain
 from ndis.core.curve import Curve
 
@@ -170,7 +170,7 @@ def test_audit_checks_a_gdp_claim_and_a_theory_curve_over_the_grid(tmp_path):
     assert "refuted" in wrong.table() and "0.6-GDP" in wrong.table()
     assert len(wrong.plot().axes) == 3
     page = wrong.to_html(tmp_path / "report.html")
-    assert "Claimed curve: refuted" in page and "hint" in page and 'width="1760"' in page
+    assert "Claimed curve: refuted" in page and "hint" in page and f'width="{16 * html.DPI}"' in page
     assert json.loads(wrong.to_json())["claim"]["label"] == "refuted"
 
 

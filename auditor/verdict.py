@@ -95,7 +95,8 @@ class Verdict:
     @property
     def suspicious(self) -> bool:
         """Not a violation, but the point estimate exceeds the claimed delta by more than its standard
-        error (a hint: about 1 in 6 audits of a mechanism exactly at its claim shows it)."""
+        error (a hint: for a mechanism exactly at its claim, about P(Z > 1) = 1/6 of audits by the normal
+        approximation)."""
         margin = 0.0 if self.estimate_se is None else self.estimate_se
         return self.label != "violation" and self.estimate - self.delta > margin
 

@@ -323,7 +323,6 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
     if method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
-        evidence.seed = sampling.chunk_seed(root, SEED_KEY)
         certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
                                 seed=evidence.seed) for delta in deltas]
         gdp_certificate = gdp.certify_gdp(evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
@@ -456,7 +455,8 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     timings["sampling_held_out"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held)
+    evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held,
+                                 sampling.chunk_seed(root, SEED_KEY))
     est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
     timings["estimation"] = time.perf_counter() - t
     info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},

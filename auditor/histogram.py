@@ -20,7 +20,7 @@ estimate (and adds to the upper band, which stays valid). Extra edges between va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,6 +84,7 @@ class ScoreHistogram:
     p: np.ndarray
     q: np.ndarray
     complete: bool = False
+    _above: tuple | None = field(default=None, init=False, repr=False, compare=False)  # `_survival`'s cache
 
     @classmethod
     def empty(cls, edges: np.ndarray) -> "ScoreHistogram":
@@ -129,7 +130,7 @@ class ScoreHistogram:
 
     def _survival(self):
         """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing); kept until the next `add`."""
-        if getattr(self, "_above", None) is None:
+        if self._above is None:
             self._above = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
         return self._above
 

@@ -160,7 +160,7 @@ class Evidence:
     roc_valid: EmpiricalROC
     n_valid: tuple[int, int]
     held: object  # auditor.histogram.ScoreHistogram
-    seed: np.random.SeedSequence | None = None
+    seed: np.random.SeedSequence
 
 
 @dataclass

@@ -115,7 +115,7 @@ def _run(n_samples: int, cancer: str, streaming: bool) -> dict:
         subprocess.run([sys.executable, __file__, "--one", str(n_samples), "--cancer", cancer,
                         "--streaming", str(int(streaming)), "--out", str(out)], check=True)
         result = json.loads(out.read_text())
-    report, info = result["report"], result["report"]["info"]
+    info = result["report"]["info"]
     print(f"[als] {n_samples:.0e} samples per side, held-out {info['estimation']['held_out']} "
           f"({info['estimation']['edges']:,} edges): wall time {result['seconds']:.1f} s, peak memory "
           f"{result['peak_gib']:.2f} GiB; phases: "

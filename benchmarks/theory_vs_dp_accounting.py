@@ -104,7 +104,7 @@ def main() -> None:
     print(f"ndis.theory vs {THEIRS} - python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()}, {os.cpu_count()} cpus; medians of {REPEATS} alternating runs")
     print()
-    print(f"(1) analytic Gaussian, 1000-point eps grid in [0, 30]; errors vs mpmath (150 digits) where delta >= 1e-300")
+    print("(1) analytic Gaussian, 1000-point eps grid in [0, 30]; errors vs mpmath (150 digits) where delta >= 1e-300")
     print(f"    {'sigma':>7}{'ours [ms]':>11}{'theirs [ms]':>13}{'theirs/ours':>13}{'our max rel err':>17}{'their max rel err':>19}")
     for sigma in SIGMAS:
         mine, other, ratio = side_by_side(lambda: gaussian_delta(GRID, 1.0 / sigma), their_grid(sigma))

@@ -10,7 +10,6 @@ worst neighbour (the data's max-leverage row in [D; sigma I], [NDIS] Thm 2-3).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ndis import theory

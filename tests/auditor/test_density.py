@@ -13,7 +13,6 @@ import pytest
 from ndis import mechanisms
 from ndis.auditor import audit, scorers, verdict
 from ndis.auditor.bounds import clopper_pearson_lower, clopper_pearson_upper
-from ndis.mechanisms import zoo
 
 
 def test_discrete_outputs_get_smoothed_count_log_odds():

@@ -37,7 +37,7 @@ def als_pair(D, i, r):
 
 
 def pick_rows(D, how_many_random, seed):
-    B, b = D[:, :-1], D[:, -1]
+    B = D[:, :-1]
     x, w, M_inv = least_squares(D)
     leverage = np.einsum("ij,jk,ik->i", B, M_inv, B)
     share = w**2 / (w @ w)

@@ -49,8 +49,9 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
     gaps = np.diff(finite)
     half = min(WINDOW // 2, gaps.size)
     padded = np.concatenate([np.full(half, gaps[:half].mean()), gaps, np.full(half, gaps[-half:].mean())])
-    sums = np.concatenate([[0.0], np.cumsum(padded)])
-    local = (sums[2 * half + 1:] - sums[:-2 * half - 1]) / (2 * half + 1)
+    # A moving mean by convolution, not by differences of a cumulative sum: those cancel to 0 (or
+    # below) where tiny gaps follow large ones, e.g. scores spanning +-700 with gaps of 1e-15.
+    local = np.convolve(padded, np.full(2 * half + 1, 1.0 / (2 * half + 1)), mode="valid")
     parts = np.clip(np.ceil(refine * gaps / local), 1, MAX_PARTS).astype(np.int64)
     inner_per_gap = parts - 1
     first = np.repeat(np.cumsum(inner_per_gap) - inner_per_gap, inner_per_gap)

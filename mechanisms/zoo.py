@@ -110,6 +110,16 @@ class ZooMechanism(Mechanism):
         """(P(S_t), Q(S_t)) of S_t = {ln p/q > t}, p and q the output laws on D and D' (theory.zoo)."""
         return self._level_set(float(t), *self._pair(D, D_prime))
 
+    def log_ratio(self, X, D, D_prime) -> np.ndarray:
+        """ln p(x)/q(x) of each output row x of X, p and q the output laws on D and D' (theory.zoo):
+        the Bayes-optimal score, whose level sets are the events of `level_set` (+-inf where only one
+        law has mass)."""
+        X = np.asarray(X, dtype=float).reshape(len(X), -1)
+        return self._log_ratio(X, *self._pair(D, D_prime))
+
+    def _log_ratio(self, X, q, q_prime):
+        raise NotImplementedError(f"{self.name} has no exact likelihood ratio")
+
     def _delta(self, eps, q, q_prime):
         raise NotImplementedError(f"{self.name} has no exact curve")
 
@@ -153,6 +163,9 @@ class ZooLaplace(ZooMechanism):
 
     def _level_set(self, t, q, q_prime):
         return exact.laplace_level_set(t, q, q_prime, self.scale())
+
+    def _log_ratio(self, X, q, q_prime):
+        return np.sum(np.abs(X - q_prime) - np.abs(X - q), axis=1) / self.scale()
 
 
 class ZooLaplaceHalf(ZooLaplace):
@@ -216,6 +229,9 @@ class ZooGaussian(ZooMechanism):
 
     def _level_set(self, t, q, q_prime):
         return exact.gaussian_shift_level_set(t, q, q_prime, self.sigma())
+
+    def _log_ratio(self, X, q, q_prime):
+        return np.sum((X - q_prime) ** 2 - (X - q) ** 2, axis=1) / (2.0 * self.sigma() ** 2)
 
 
 class ZooGaussianHalf(ZooGaussian):
@@ -281,6 +297,12 @@ class ZooNoisyMaxLapIndex(ZooMechanism):
             return exact.noisy_max_value_level_set(t, q, q_prime, self.scale(), self.noise)
         P = exact.noisy_max_index_probabilities(q, self.scale(), self.noise)
         return exact.discrete_level_set(t, P, exact.noisy_max_index_probabilities(q_prime, self.scale(), self.noise))
+
+    def _log_ratio(self, X, q, q_prime):
+        if self.returns == "value":
+            return exact.noisy_max_value_log_ratio(X[:, 0], q, q_prime, self.scale(), self.noise)
+        P, Q = (exact.noisy_max_index_probabilities(v, self.scale(), self.noise) for v in (q, q_prime))
+        return (np.log(P) - np.log(Q))[X[:, 0].astype(int)]
 
 
 class ZooNoisyMaxLapValue(ZooNoisyMaxLapIndex):
@@ -373,6 +395,15 @@ class ZooSVT(ZooMechanism):
     def _level_set(self, t, q, q_prime):
         return exact.discrete_level_set(t, self._probabilities(q), self._probabilities(q_prime))
 
+    def _log_ratio(self, X, q, q_prime):
+        """Outcomes looked up by their codes read as base-3 digits (code + 1)."""
+        outcomes = exact.svt_outcomes(q.size, self.cutoff())
+        with np.errstate(divide="ignore"):
+            ratios = np.log(self._probabilities(q)) - np.log(self._probabilities(q_prime))
+        table = np.full(3**q.size, np.nan)
+        table[(np.array(outcomes) + 1) @ 3 ** np.arange(q.size)] = ratios
+        return table[(X[:, :q.size].astype(int) + 1) @ 3 ** np.arange(q.size)]
+
 
 class ZooISVT1(ZooSVT):
     name = "zoo-isvt1"
@@ -431,6 +462,15 @@ class ZooISVT4(ZooSVT):
         if self.c != 1:
             raise NotImplementedError("zoo-isvt4 has exact level sets for c = 1 only")
         return exact.isvt4_level_set(t, q, q_prime, self.T, *self.scales())
+
+    def _log_ratio(self, X, q, q_prime):
+        if self.c != 1:
+            raise NotImplementedError("zoo-isvt4 has an exact likelihood ratio for c = 1 only")
+        codes, values = X[:, :q.size], X[:, q.size:]
+        above = codes == 1
+        first = np.where(above.any(axis=1), np.argmax(above, axis=1), -1)
+        released = values[np.arange(len(X)), np.maximum(first, 0)]
+        return exact.isvt4_log_ratio(first, released, q, q_prime, self.T, *self.scales())
 
     def codes_delta(self, eps, D, D_prime):
         """The exact delta(eps) of the k codes alone, a post-processing of the output, hence a lower

@@ -251,7 +251,7 @@ def _log_max_laws(x: np.ndarray, q: np.ndarray, scale: float, noise: str):
     return log_F, log_F + log_sum
 
 
-def _log_density_ratio(x, q, q_prime, scale, noise) -> np.ndarray:
+def noisy_max_value_log_ratio(x, q, q_prime, scale, noise="laplace") -> np.ndarray:
     """ln p(x) - ln p'(x) for the densities of the two maxes (+inf where only p' vanishes)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     return _log_max_laws(x, q, scale, noise)[1] - _log_max_laws(x, q_prime, scale, noise)[1]
@@ -278,7 +278,7 @@ def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> t
     _check_noise(noise)
     grid = _value_grid(q, q_prime, scale, noise)
     start = float(q.max()) if noise == "exponential" else -np.inf    # the max of q has no mass below
-    ratio = _log_density_ratio(grid, q, q_prime, scale, noise)
+    ratio = noisy_max_value_log_ratio(grid, q, q_prime, scale, noise)
 
     def cdfs(x):                                              # (F(x), F'(x))
         if x == np.inf:
@@ -293,7 +293,7 @@ def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> t
         if math.isinf(ratio[j]) or math.isinf(ratio[j + 1]):
             ends.append(grid[j])           # p' starts at a knot of the grid (exponential noise)
         else:
-            ends.append(optimize.brentq(lambda x: float(_log_density_ratio(x, q, q_prime, scale, noise)[0]) - t,
+            ends.append(optimize.brentq(lambda x: float(noisy_max_value_log_ratio(x, q, q_prime, scale, noise)[0]) - t,
                                         grid[j], grid[j + 1], xtol=1e-14 * scale, rtol=1e-14))
     if positive[-1]:
         ends.append(np.inf)
@@ -325,10 +325,10 @@ def noisy_max_value_epsilon(q, q_prime, scale, noise="laplace") -> float:
             q.max() == q_prime.max() and np.sum(q == q.max()) < np.sum(q_prime == q_prime.max()))):
         return math.inf
     grid = _value_grid(q, q_prime, scale, noise)
-    values = _log_density_ratio(grid, q, q_prime, scale, noise)
+    values = noisy_max_value_log_ratio(grid, q, q_prime, scale, noise)
     j = int(np.argmax(values))
     a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
-    best = optimize.minimize_scalar(lambda x: -float(_log_density_ratio(x, q, q_prime, scale, noise)[0]),
+    best = optimize.minimize_scalar(lambda x: -float(noisy_max_value_log_ratio(x, q, q_prime, scale, noise)[0]),
                                     bounds=(a, b), method="bounded",
                                     options={"xatol": 1e-12 * scale})
     return float(max(values[j], -best.fun))
@@ -428,13 +428,10 @@ def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
     return _map(one, eps)
 
 
-def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scale,
-                    points: int = 100_001) -> tuple[float, float]:
-    """(P(S_t), Q(S_t)) of iSVT4 with c = 1, S_t = {p > e^t p'} (densities of `isvt4_delta`), on
-    tables: G_j by the cumulative trapezoid rule over the threshold noise on `points` nodes (60
-    scales each side, the answers' kinks among them), then the trapezoid rule over v of p_j and
-    p'_j times the indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at
-    t = eps it reproduces `isvt4_delta` to that level), for a fraction of the nested quadrature's time."""
+def _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points: int):
+    """(v, densities, none): the answer grid v, densities[side][j] = p_j(v) (`isvt4_delta`) of q and
+    q' on it, and none[side] = P(all below), by the cumulative trapezoid rule over the threshold noise
+    on `points` nodes (60 scales each side, the answers' kinks among them)."""
     q, q_prime = _vectors(q, q_prime)
     b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
     both = np.concatenate([q, q_prime])
@@ -445,7 +442,6 @@ def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scal
         return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0)))
 
     v = np.unique(np.concatenate([np.linspace(both.min() - 60 * b2, both.max() + 60 * b2, points), both]))
-    bound = math.exp(t)
     densities, none = [], []
     for answers in (q, q_prime):
         below = np.ones_like(z)        # prod_{i<j} P(a_i + nu_i < T + z)
@@ -456,8 +452,34 @@ def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scal
             below = below * cdf((threshold + z - answers[j]) / b2)
         densities.append(per_j)
         none.append(float(integrate.trapezoid(f_rho * below, z)))
+    return v, densities, none
+
+
+def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scale,
+                    points: int = 100_001) -> tuple[float, float]:
+    """(P(S_t), Q(S_t)) of iSVT4 with c = 1, S_t = {p > e^t p'} (densities of `isvt4_delta`), on
+    the tables of `_isvt4_tables`, then the trapezoid rule over v of p_j and p'_j times the
+    indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at t = eps it
+    reproduces `isvt4_delta` to that level), for a fraction of the nested quadrature's time."""
+    v, densities, none = _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points)
+    bound = math.exp(t)
     masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)
     for p, p_prime in zip(*densities):
         inside = p > bound * p_prime
         masses += [integrate.trapezoid(np.where(inside, p, 0.0), v), integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
     return float(masses[0]), float(masses[1])
+
+
+def isvt4_log_ratio(first, values, q, q_prime, threshold, threshold_scale, query_scale,
+                    points: int = 100_001) -> np.ndarray:
+    """ln p/p' of iSVT4 outputs with c = 1: `first` the index of the answer above the threshold (-1:
+    all below) and `values` its released value, by linear interpolation of ln p_j - ln p'_j on the
+    tables of `_isvt4_tables` (+-inf where one density vanishes)."""
+    v, densities, none = _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points)
+    first, values = np.asarray(first, dtype=int), np.asarray(values, dtype=float)
+    out = np.full(first.shape, math.log(none[0]) - math.log(none[1]))
+    with np.errstate(divide="ignore", invalid="ignore"):  # NaN only where neither side has mass
+        for j, (p, p_prime) in enumerate(zip(*densities)):
+            at = first == j
+            out[at] = np.interp(values[at], v, np.log(p) - np.log(p_prime))
+    return out

@@ -1,6 +1,8 @@
 """Streaming estimation (auditor.histogram): exact counts at the tested events, order-free merging,
 the stated error of the point estimate, and audits that stream equal audits that keep every score."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,13 @@ def test_a_streamed_audit_gives_the_bounds_certificates_and_verdict_of_an_in_mem
         assert np.all(getattr(streamed.upper, direction) >= getattr(kept.upper, direction) - 1e-12)
     assert kept.info["estimation"]["held_out"] == "kept in memory"
     assert streamed.info["estimation"]["held_out"] == "streamed as counts"
+
+
+def test_edges_where_tiny_gaps_follow_large_ones():
+    # Scores spanning +-700 with a run of gaps of 1e-15 (a true likelihood ratio's plateau): the local
+    # mean gap must stay positive (a cumulative-sum difference cancelled to 0 there and divided by it).
+    scores = np.concatenate([np.linspace(-700, 700, 1000), 0.25 + np.arange(200) * 1e-15])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        edges = histogram.edges_for([scores])
+    assert np.all(np.diff(edges) > 0) and np.isin(np.unique(scores), edges).all()

@@ -169,3 +169,24 @@ def test_isvt4_exact_curve_bounds_its_codes_and_matches_the_sampler():
     frequencies = np.bincount(first, minlength=K + 1) / N
     se = np.sqrt(P * (1 - P) / N)
     assert np.all(np.abs(frequencies - P) <= 4 * se + 1e-9)
+
+
+@pytest.mark.parametrize("cls", zoo.CLASSES)
+def test_log_ratio_level_sets_have_the_exact_masses(cls):
+    """The pointwise ln p/q (the Bayes-optimal score) and the exact level sets are computed separately
+    (closed forms; outcome probabilities; Brent's roots; tables): the frequencies of {ln p/q > t} among
+    draws from D and D' must match `level_set(t)` within 5 binomial standard errors (plus 1e-6 for
+    the level sets' own error), at levels around eps0."""
+    mech = cls(eps0=0.7)
+    patterns = mech.patterns(5)  # L1 and L2 relations: the first pattern (one differing query)
+    D, D_prime = patterns["half half" if "half half" in patterns else next(iter(patterns))]
+    rng = np.random.default_rng(7)
+    n = 100_000
+    loss_p = mech.log_ratio(mech.sample(D, n, rng), D, D_prime)
+    loss_q = mech.log_ratio(mech.sample(D_prime, n, rng), D, D_prime)
+    assert not np.isnan(loss_p).any() and not np.isnan(loss_q).any()
+    for t in (0.05, 0.3, 0.55, 0.9):  # off the loss's atoms and plateaus at multiples of eps0 / 2
+        P, Q = mech.level_set(t, D, D_prime)
+        for losses, mass in ((loss_p, P), (loss_q, Q)):
+            se = math.sqrt(max(mass * (1 - mass), 1 / n) / n)
+            assert abs(np.mean(losses > t) - mass) < 5 * se + 1e-6, (t, np.mean(losses > t), mass)

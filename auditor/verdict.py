@@ -100,7 +100,7 @@ class Verdict:
         error (a hint: for a mechanism exactly at its claim, about P(Z > 1) = 1/6 of audits by the normal
         approximation)."""
         margin = 0.0 if self.estimate_se is None else self.estimate_se
-        return self.label != "violation" and self.estimate - self.delta > margin
+        return bool(self.label != "violation" and self.estimate - self.delta > margin)
 
     @property
     def samples_to_decide(self) -> int | None:
@@ -177,4 +177,4 @@ def _plug_in(held, threshold, eps, direction) -> tuple[float, float]:
     num, den = (k_p / n_p, k_q / n_q) if direction == "forward" else (1 - k_q / n_q, 1 - k_p / n_p)
     n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
     se = np.sqrt(num * (1 - num) / n_num + np.exp(2 * eps) * den * (1 - den) / n_den)
-    return max(num - np.exp(eps) * den, 0.0), float(se)
+    return max(float(num - np.exp(eps) * den), 0.0), float(se)

@@ -67,12 +67,13 @@ def _figure(table: pd.DataFrame, out):
     """eps_lo (bars: blue = use, red = planted misuse) beside the claimed eps (black ticks), one row per case."""
     labels = [f"{r.library}: {r.mechanism}" for r in table.itertuples()]
     y = np.arange(len(table))[::-1]
-    fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(table) + 1.4))
-    colors = np.where(table.use == "use", "tab:blue", "tab:red")
-    ax.barh(y, table.eps_lo_at_claimed_delta, color=colors, alpha=0.75, label="certified eps_lo (95%)")
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(table) + 1.4))
+    for planted, color, label in ((False, "tab:blue", "eps_lo, use"), (True, "tab:red", "eps_lo, planted misuse")):
+        rows = (table.use != "use").to_numpy() == planted
+        ax.barh(y[rows], table.eps_lo_at_claimed_delta[rows], color=color, alpha=0.75, label=label)
     ax.plot(table.claimed_eps, y, "|", color="black", ms=14, mew=2, label="claimed eps")
-    ax.set(yticks=y, yticklabels=labels, xlabel="eps (at the claimed delta)",
-           title="DP libraries audited at their claims (red: planted misuse)")
+    ax.set(yticks=y, yticklabels=labels, xlabel="eps (eps_lo certified at 95%, at the claimed delta)",
+           title="DP libraries audited at their claims")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, out / "audit-libraries.png")

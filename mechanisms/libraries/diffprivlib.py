@@ -93,10 +93,11 @@ def from_mechanism(cls, data_param: str | None = None, **params) -> MechanismAda
     return MechanismAdapter(cls, data_param, **params)
 
 
-def from_model(factory, attributes, name: str = "diffprivlib model", neighbor: str | None = None) -> ModelAdapter:
+def from_model(factory, attributes, name: str = "diffprivlib model", neighbor: str | None = None,
+               params: dict | None = None) -> ModelAdapter:
     """An estimator `factory(random_state, accountant)` as an ndis mechanism whose output is the fitted
     `attributes` (see `ModelAdapter`)."""
-    return ModelAdapter(factory, attributes, name, neighbor)
+    return ModelAdapter(factory, attributes, name, neighbor, params)
 
 
 def naive_bayes(epsilon: float = 1.0, bounds=(0.0, 1.0)) -> ModelAdapter:
@@ -104,8 +105,8 @@ def naive_bayes(epsilon: float = 1.0, bounds=(0.0, 1.0)) -> ModelAdapter:
     def factory(state, accountant):
         return GaussianNB(epsilon=epsilon, bounds=bounds, random_state=state, accountant=accountant)
 
-    return ModelAdapter(factory, ("theta_", "var_", "class_count_"), "diffprivlib GaussianNB", "replace",
-                        {"epsilon": epsilon, "bounds": bounds})
+    return from_model(factory, ("theta_", "var_", "class_count_"), "diffprivlib GaussianNB", "replace",
+                      {"epsilon": epsilon, "bounds": bounds})
 
 
 def _toy_data() -> np.ndarray:

@@ -33,6 +33,7 @@ REPRODUCTIONS = {
     "seed003-masking": ("seed003_masking", "Ding et al. 2022 [Masking] Table 1 (every printed sigma) and audits of the masking schemes (A), (B), (C), blocks against their claimed (eps, delta)"),
     "table-mask-sigma": ("table_mask_sigma", "Ding et al. 2022 [Masking] Table 1: sigma of additive noise (Thm 3.2) and matrix masking (Thm 3.4)"),
     "table-isit18-privacy": ("table_isit18_privacy", "Showkatbakhsh et al. 2018 [ISIT18] at paper scale: exact (eps, delta) of its RP at eps_MI = 0.5 (n = 10,000, d = 800)"),
+    "audit-libraries": ("audit_libraries", "OpenDP, diffprivlib, python-dp and Opacus mechanisms audited at their documented guarantees, with one planted misuse per library"),
     "validate-claims": ("validate_claims", "Lu et al. 2023 [NDIS] RP and [OLS-RP] ALS theory curves as claims, validated by audits; a deliberately wrong RP curve refuted by the audit and by the exact curve"),
 }
 

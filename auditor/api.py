@@ -344,7 +344,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 def _samples_needed(verdict, rate, train_fraction, max_train, info):
     """Fill in the samples per side (and the time at the measured sampling rate) that would make the
     claimed delta detectable at the claimed eps (`bounds.samples_for_floor`)."""
-    held = samples_for_floor(verdict.eps, verdict.delta, verdict.alpha / 2)
+    held = samples_for_floor(verdict.eps, verdict.delta, verdict.alpha / 4)
     verdict.samples_needed = _samples_for_held_out(held, train_fraction, max_train)
     verdict.seconds_needed = None if rate is None else 2 * verdict.samples_needed / rate
     info["samples_needed"] = {"samples_per_side": verdict.samples_needed, "held_out_per_side": held,

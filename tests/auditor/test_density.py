@@ -110,7 +110,7 @@ def test_level_sets_give_the_exact_curve():
 def test_suspicious_verdict_text():
     # Not violated, estimate above the claim: the text says so, with the held-out size that would decide it.
     v = verdict.Verdict("no violation found", 0.2, 1e-3, 0.95, 0.0, 1.65e-3, 1.3e-5, "forward", 0.05)
-    z = 1.9600 + 0.8416                      # z_{alpha/2} + z_{0.2}
+    z = 2.2414 + 0.8416                      # z_{alpha/4} + z_{0.2}
     n = z * z * (1 + math.exp(0.4)) / (4 * 0.65e-3 ** 2)
     assert v.suspicious and v.samples_to_decide == pytest.approx(n, rel=1e-3)
     assert str(v).startswith("suspicious: estimate above the claim; no violation found of (0.2, 0.001)")

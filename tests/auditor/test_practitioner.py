@@ -117,9 +117,9 @@ def test_the_samples_that_would_decide_a_claim_are_given(gaussian_batched):
                    scorer="quadratic", claimed=(3.0, 1e-6), progress=False)
     v = report.verdict
     assert v == "inconclusive" and v.floor > 1e-6
-    held = bounds.samples_for_floor(3.0, 1e-6, 0.05 / 2)
-    assert bounds.detectable_floor(3.0, held, held, 0.05 / 2)[0] <= 1e-6
-    assert bounds.detectable_floor(3.0, held - 1, held - 1, 0.05 / 2)[0] > 1e-6
+    held = bounds.samples_for_floor(3.0, 1e-6, 0.05 / 4)
+    assert bounds.detectable_floor(3.0, held, held, 0.05 / 4)[0] <= 1e-6
+    assert bounds.detectable_floor(3.0, held - 1, held - 1, 0.05 / 4)[0] > 1e-6
     assert v.samples_needed == _samples_for_held_out(held, 0.5, 10**6)
     assert _sizes(v.samples_needed, 0.5, 10**6, 0.25)[2] >= held
     assert report.info["samples_needed"]["samples_per_side"] == v.samples_needed and v.seconds_needed > 0

@@ -105,7 +105,7 @@ def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
     bayes = audit(mech, D, D_prime, scorer=BayesScore(mech, D, D_prime), **settings).verdict
     delta_star = truth(mech, D, D_prime, eps0)
     held = report.info["sizes"]["held_out"]
-    floor = float(detectable_floor(eps0, held, held, ALPHA / 2)[0])
+    floor = float(detectable_floor(eps0, held, held, ALPHA / 4)[0])
     violating = delta_star > claimed[1] * (1 + 1e-6) + 1e-12
     verdict = report.verdict
     return {"mechanism": cls.name, "correct": cls.correct, "eps0": eps0, "pattern": pattern, "seed": seed,

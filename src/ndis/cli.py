@@ -324,7 +324,7 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed (default: fresh entropy, printed and recorded in report.json)")
     parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting")
-    parser.add_argument("--features", default="auto", help="auto (default), flatten, gram")
+    parser.add_argument("--features", default="auto", help="auto (default), flatten, gram, float-grid")
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the bounds (default 0.05)")

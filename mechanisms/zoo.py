@@ -398,7 +398,7 @@ class ZooSVT(ZooMechanism):
     def _log_ratio(self, X, q, q_prime):
         """Outcomes looked up by their codes read as base-3 digits (code + 1)."""
         outcomes = exact.svt_outcomes(q.size, self.cutoff())
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # NaN: outcomes neither input produces
             ratios = np.log(self._probabilities(q)) - np.log(self._probabilities(q_prime))
         table = np.full(3**q.size, np.nan)
         table[(np.array(outcomes) + 1) @ 3 ** np.arange(q.size)] = ratios

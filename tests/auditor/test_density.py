@@ -51,8 +51,8 @@ def test_density_does_not_apply_to_gaussian_outputs():
 
 
 def _bayes(mech, D, D_prime, eps0, n_held, alpha=0.05):
-    """2% quantile of the Bayes-optimal event's held-out lower bound (benchmarks/zoo_sweep.bayes_bound,
-    t = eps0 only: the forward direction's Neyman-Pearson event)."""
+    """2% quantile of the held-out lower bound of the forward direction's Neyman-Pearson event at t = eps0,
+    its masses known (no validation choice): the sample size at which the case is within reach."""
     P, Q = mech.level_set(eps0, D, D_prime)
     bound = (clopper_pearson_lower(round(n_held * P), n_held, alpha / 4)
              - math.exp(eps0) * clopper_pearson_upper(round(n_held * Q), n_held, alpha / 4))

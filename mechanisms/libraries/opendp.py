@@ -8,7 +8,8 @@ on the input repeated n times (measured here: 35 us per Laplace sample, against 
 OpenDP draws its noise from the operating system's randomness and cannot be seeded: the audit's rng
 is not used, so an audit is valid (its samples are independent draws of the mechanism) but not
 bit-reproducible. Measurements hold C pointers and do not pickle: audit them with n_jobs=1.
-Building measurements needs `dp.enable_features("contrib")` (`cases()` calls it).
+Importing this module enables OpenDP's "contrib" features (`dp.enable_features("contrib")`), which
+OpenDP's measurement constructors require: whoever imports an OpenDP adapter builds measurements.
 
 The claims are read from OpenDP itself: `m.map(d_in)` for pure DP (MaxDivergence), and for zCDP
 (rho) OpenDP's own conversion `make_zCDP_to_approxDP(m).map(d_in).epsilon(delta)` at a stated delta.
@@ -20,6 +21,8 @@ import numpy as np
 import opendp.prelude as dp
 
 from . import LibraryCase
+
+dp.enable_features("contrib")
 
 NOT_SEEDED = "OpenDP draws from the OS and cannot be seeded: valid, not bit-reproducible"
 DELTA = 1e-5  # the delta at which zCDP claims are converted to (eps, delta)
@@ -99,8 +102,7 @@ def _vector(T, metric, noise, scale):
 
 def composed(scale: float = 2.0, bounds=(0.0, 1.0)):
     """clamp -> (sum + Laplace, count + discrete Laplace), composed by `make_composition`, on a dataset
-    of floats under OpenDP's symmetric distance (add or remove one record). Enables OpenDP's "contrib"."""
-    dp.enable_features("contrib")  # OpenDP's constructors require it
+    of floats under OpenDP's symmetric distance (add or remove one record)."""
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     clamp = dp.t.make_clamp(*space, bounds=bounds)
     total = clamp >> dp.t.then_sum() >> dp.m.then_laplace(scale=scale)
@@ -110,9 +112,7 @@ def composed(scale: float = 2.0, bounds=(0.0, 1.0)):
 
 def cases() -> list[LibraryCase]:
     """Laplace, Gaussian (zCDP, converted at delta = 1e-5), discrete Laplace, a composed measurement, and
-    one planted misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2). Enables
-    OpenDP's "contrib" features, which its constructors require."""
-    dp.enable_features("contrib")
+    one planted misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2)."""
     out = []
     for name, T, metric, noise, scale, n in (("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
                                              ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),

@@ -14,7 +14,6 @@ from ndis import theory  # noqa: E402
 from ndis.auditor import audit  # noqa: E402
 from ndis.mechanisms.libraries import opendp as adapter  # noqa: E402
 
-dp.enable_features("contrib")
 P_MIN = 1e-4
 
 

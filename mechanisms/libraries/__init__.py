@@ -28,6 +28,8 @@ class LibraryCase:
     claimed : (eps, delta) the library documents (or its accountant computes) for this use.
     planted : True for a deliberate misuse whose true privacy is worse than `claimed` (must be flagged).
     n_samples : samples per side the audit-libraries experiment draws.
+    features : the audit's feature map; "float-grid" (`auditor.features.float_grid`) makes the case a
+        floating-point probe: does the implementation's output grid tell D from D' (Mironov 2012)?
     """
 
     library: str
@@ -40,6 +42,7 @@ class LibraryCase:
     n_samples: int = 10**6
     note: str = ""
     params: dict = field(default_factory=dict)
+    features: str = "auto"
 
 
 def cases(libraries=ADAPTERS) -> tuple[list[LibraryCase], dict[str, str]]:

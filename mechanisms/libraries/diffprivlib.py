@@ -117,8 +117,9 @@ def _toy_data() -> np.ndarray:
 
 def cases() -> list[LibraryCase]:
     """Laplace, Gaussian, GaussianAnalytic, Geometric, Exponential and GaussianNB at the eps (and
-    delta) passed, on pairs their sensitivity covers, and one planted misuse (Laplace told sensitivity
-    1 on a query that moves by 2)."""
+    delta) passed, on pairs their sensitivity covers; Laplace and GaussianAnalytic probed through their
+    floating-point grid (features="float-grid"); one planted misuse (Laplace told sensitivity 1 on a
+    query that moves by 2)."""
     pair = (np.array([0.0]), np.array([1.0]))
     uses = [("laplace", dpm.Laplace, dict(epsilon=1.0, sensitivity=1.0), 200_000),
             ("gaussian", dpm.Gaussian, dict(epsilon=0.5, delta=1e-5, sensitivity=1.0), 200_000),
@@ -130,6 +131,14 @@ def cases() -> list[LibraryCase]:
         out.append(LibraryCase("diffprivlib", name, MechanismAdapter(cls, name=f"diffprivlib {name}", **params), D,
                                D_prime, (params["epsilon"], params.get("delta", 0.0)), n_samples=n,
                                note="query answers differing by the sensitivity passed", params=params))
+    for name, cls, params in (("laplace", dpm.Laplace, uses[0][2]), ("gaussian analytic", dpm.GaussianAnalytic, uses[2][2])):
+        out.append(LibraryCase("diffprivlib", f"{name}, floating-point grid",
+                               MechanismAdapter(cls, name=f"diffprivlib {name}", **params), np.array([1.0]),
+                               np.array([2.0]), (params["epsilon"], params.get("delta", 0.0)), n_samples=100_000,
+                               features="float-grid", params=params,
+                               note="floating-point probe: answers 1 and 2 (value - scale * noise, in floating point, "
+                                    "reaches other doubles near 1 than near 2; Holohan & Braghin 2021's sampler "
+                                    "protects the noise, not the addition)"))
     exponential = dict(epsilon=1.0, sensitivity=1.0)
     out.append(LibraryCase(
         "diffprivlib", "exponential", MechanismAdapter(dpm.Exponential, "utility", "diffprivlib exponential",

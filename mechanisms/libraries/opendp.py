@@ -111,8 +111,9 @@ def composed(scale: float = 2.0, bounds=(0.0, 1.0)):
 
 
 def cases() -> list[LibraryCase]:
-    """Laplace, Gaussian (zCDP, converted at delta = 1e-5), discrete Laplace, a composed measurement, and
-    one planted misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2)."""
+    """Laplace, Gaussian (zCDP, converted at delta = 1e-5), discrete Laplace, the continuous two probed
+    through their floating-point grid (features="float-grid"), a composed measurement, and one planted
+    misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2)."""
     out = []
     for name, T, metric, noise, scale, n in (("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
                                              ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),
@@ -122,6 +123,14 @@ def cases() -> list[LibraryCase]:
                                np.array([T(0)]), np.array([T(1)]), claim(m, T(1)), n_samples=n,
                                note=f"query pair differing by 1 (the sensitivity); claim {_source(m)}; {NOT_SEEDED}",
                                params={"scale": scale}))
+    for name, metric, noise, scale in (("laplace", dp.l1_distance, dp.m.make_laplace, 1.0),
+                                       ("gaussian", dp.l2_distance, dp.m.make_gaussian, 4.0)):
+        m = _vector(float, metric, noise, scale)
+        out.append(LibraryCase("opendp", f"{name}, floating-point grid", MeasurementMechanism(
+            m, True, f"opendp {name}", params={"scale": scale}), np.array([1.0]), np.array([2.0]), claim(m, 1.0),
+            n_samples=100_000, features="float-grid", params={"scale": scale},
+            note=f"floating-point probe: answers 1 and 2 (q + noise reaches other doubles near 1 than near 2 when "
+                 f"the noise is added in floating point); {NOT_SEEDED}"))
     m = composed()
     D = np.array([[0.2], [0.5], [0.9], [0.4], [1.0], [0.7], [0.1], [0.3]])
     out.append(LibraryCase("opendp", "clamp+sum+count, composed", MeasurementMechanism(

@@ -25,7 +25,8 @@ def test_audit_libraries_quick(tmp_path):
     record = reproduce.run("audit-libraries", out=tmp_path, quick=True)
     table = pd.read_csv(tmp_path / "audit-libraries" / "audit-libraries.csv")
     assert len(table) == len(found) and (tmp_path / "audit-libraries" / "audit-libraries.png").exists()
-    uses, misuses = table[table.use == "use"], table[table.use != "use"]
+    uses, misuses = table[table.use == "use"], table[table.use == "misuse (planted)"]
+    assert set(table.use) <= {"use", "misuse (planted)", "floating-point probe"}
     # seeded libraries' audits are deterministic; an unseeded library's correct use at an exact claim is
     # flagged with probability <= alpha = 5% per case (the audit's guarantee): too often to assert here
     assert (uses[~uses.library.isin(UNSEEDED)].verdict != "violation").all(), table.to_string()

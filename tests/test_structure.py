@@ -15,7 +15,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: ndis module prefix -> folder of the repository (the package-dir mapping of pyproject.toml)
 PACKAGES = {"ndis": ROOT / "src" / "ndis", "ndis.core": ROOT / "core", "ndis.theory": ROOT / "theory",
-            "ndis.mechanisms": ROOT / "mechanisms", "ndis.auditor": ROOT / "auditor",
+            "ndis.mechanisms": ROOT / "mechanisms", "ndis.mechanisms.libraries": ROOT / "mechanisms" / "libraries",
+            "ndis.auditor": ROOT / "auditor",
             "ndis.experiments": ROOT / "experiments"}
 RELATION_NAMES = {"remove", "zero", "replace", "entry"}
 

@@ -1,0 +1,143 @@
+"""Opacus's DP-SGD (Abadi et al. 2016, Algorithm 1) as an ndis mechanism: full-batch steps of a
+one-parameter linear model, through Opacus's `GradSampleModule` (per-sample gradients) and
+`DPOptimizer` (per-sample clipping to `max_grad_norm`, Gaussian noise of standard deviation
+noise_multiplier x max_grad_norm, the SGD update).
+
+Model: a record (x, y) has the squared loss (w x - y)^2 / 2; `steps` full-batch steps of learning
+rate `lr` from w = w0 (loss_reduction="sum": the step is the noisy sum of clipped gradients, the
+same normaliser on D and D'). The output is the transcript (w_1, ..., w_T), the release Opacus's
+accountant covers. Neighbours: add/remove one record, as Opacus's accountants assume; D' is D
+without its last record, a canary (1, -10) whose gradient w + 10 is clipped to max_grad_norm at
+every iterate the runs reach, so each step shifts the update by exactly max_grad_norm and the true
+privacy is that of T Gaussian mechanisms composed, mu = sqrt(T) / noise_multiplier (Dong, Roth &
+Su 2022, Corollary 3.3).
+
+Full batch (sample rate 1) rather than Poisson sampling: it is a use Opacus supports and accounts
+for (`make_private(poisson_sampling=False)` with one batch per epoch), its claim is tight (the PRV
+accountant's epsilon is within 0.01 of the exact Gaussian one), and it needs no sampling of
+batches; with Poisson sampling the claim would rest on amplification and the audit would see only
+its looseness.
+
+Batching: a block of k independent runs is ONE Opacus step of a k-parameter model Linear(k, 1)
+whose batch holds every run's records, a record of run j having input x e_j. Its per-sample
+gradient is zero outside weight j, so Opacus's flat per-sample clipping clips it exactly as in a run
+of its own; the summed clipped gradients of run j land in weight j, Opacus's noise is independent
+per weight, and SGD updates each weight from its own gradient: k independent DP-SGD runs, computed
+by Opacus's own code (k^2 x records work per step, hence blocks).
+
+Randomness: Opacus's noise is drawn from a torch.Generator seeded from the audit's rng
+(secure_mode=False, Opacus's default), so an audit with a seed is reproducible.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from opacus import GradSampleModule
+from opacus.accountants import PRVAccountant
+from opacus.optimizers import DPOptimizer
+
+from . import LibraryCase
+
+LIBRARY = "opacus"
+#: The accountant's delta for every claim (Opacus's examples' 1e-5).
+DELTA = 1e-5
+#: Runs per Opacus step (measured by benchmarks/library_adapters.py: the fastest of 64-1024 here).
+BLOCK = 256
+
+
+class DPSGD:
+    """f(data, n, rng): (n, steps) transcripts of full-batch DP-SGD on the (m, 2) records (x, y)."""
+
+    neighbor = "remove"
+
+    def __init__(self, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0, steps: int = 1, lr: float = 0.5,
+                 w0: float = 0.0, block: int = BLOCK):
+        if noise_multiplier <= 0 or max_grad_norm <= 0 or lr <= 0:
+            raise ValueError("noise_multiplier, max_grad_norm and lr must be positive")
+        if int(steps) < 1 or int(block) < 1:
+            raise ValueError(f"steps and block must be positive integers, got {steps} and {block}")
+        self.noise_multiplier, self.max_grad_norm, self.lr, self.w0 = noise_multiplier, max_grad_norm, lr, w0
+        self.steps, self.block = int(steps), int(block)
+        self.__name__ = "opacus.DPOptimizer"
+        self.params = {"noise_multiplier": noise_multiplier, "max_grad_norm": max_grad_norm, "steps": self.steps,
+                       "lr": lr, "w0": w0, "sample_rate": 1.0}
+
+    def __call__(self, data, n, rng):
+        x, y = _records(data)
+        generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # these small tensors run 3-10x slower on 2 threads (benchmarks/library_adapters.py)
+        try:
+            blocks = [self._runs(x, y, min(self.block, n - start), generator) for start in range(0, n, self.block)]
+        finally:
+            torch.set_num_threads(threads)
+        return np.concatenate(blocks) if blocks else np.empty((0, self.steps))
+
+    def _runs(self, x, y, k, generator) -> np.ndarray:
+        """k independent runs as one Opacus model (see the module docstring)."""
+        m = x.numel()
+        layer = torch.nn.Linear(k, 1, bias=False)
+        torch.nn.init.constant_(layer.weight, self.w0)
+        model = GradSampleModule(layer, loss_reduction="sum")
+        optimizer = DPOptimizer(torch.optim.SGD(model.parameters(), lr=self.lr), noise_multiplier=self.noise_multiplier,
+                                max_grad_norm=self.max_grad_norm, expected_batch_size=None, loss_reduction="sum",
+                                generator=generator)
+        inputs = torch.zeros(k * m, k)
+        inputs[torch.arange(k * m), torch.arange(k).repeat_interleave(m)] = x.repeat(k)
+        targets = y.repeat(k)
+        transcript = np.empty((k, self.steps))
+        with warnings.catch_warnings():  # "full backward hook ... no inputs require gradients": none need to
+            warnings.simplefilter("ignore", UserWarning)
+            for t in range(self.steps):
+                optimizer.zero_grad()
+                loss = 0.5 * ((model(inputs)[:, 0] - targets) ** 2).sum()
+                loss.backward()
+                optimizer.step()
+                transcript[:, t] = layer.weight.detach().numpy()[0]
+        return transcript
+
+
+def _records(data) -> tuple[torch.Tensor, torch.Tensor]:
+    data = np.asarray(data, dtype=float)
+    if data.ndim != 2 or data.shape[1] != 2 or data.shape[0] < 1:
+        raise ValueError(f"the Opacus adapter takes a (m, 2) dataset of records (x, y), got shape {data.shape}")
+    records = torch.tensor(data, dtype=torch.get_default_dtype())
+    return records[:, 0], records[:, 1]
+
+
+def claimed_epsilon(noise_multiplier: float, steps: int, delta: float = DELTA) -> float:
+    """Opacus's PRV accountant (Gopi, Lee & Wutschitz 2021): epsilon at `delta` after `steps`
+    full-batch steps (sample rate 1), the upper end of its error interval."""
+    accountant = PRVAccountant()
+    accountant.history = [(noise_multiplier, 1.0, int(steps))]
+    with np.errstate(divide="ignore"):  # log(1 - q) at q = 1, masked out by the accountant itself
+        return float(accountant.get_epsilon(delta))
+
+
+#: Four ordinary records and, last, the canary (see the module docstring).
+D = np.array([[1.0, 0.5], [-1.0, -0.5], [0.5, 1.0], [2.0, 1.0], [1.0, -10.0]])
+
+
+def cases() -> list[LibraryCase]:
+    """One step and three composed steps at noise multiplier 1, each claimed at Opacus's PRV
+    epsilon for delta = 1e-5; planted: one step run at noise multiplier 0.5 while the claim is the
+    accountant's for 1. One step, not three: the three steps' misuse (claim 8.40, true 20.1) is
+    beyond an affordable audit at delta = 1e-5, whose certified epsilon is at most about log(n / 9)
+    for n samples per side (at 4 x 10^5: eps_lo 8.27, benchmarks/library_adapters.py)."""
+    listed = []
+    for steps, sigma, sigma_claimed, n in ((1, 1.0, 1.0, 400_000), (3, 1.0, 1.0, 400_000), (1, 0.5, 1.0, 400_000)):
+        planted = sigma != sigma_claimed
+        eps = claimed_epsilon(sigma_claimed, steps)
+        mech = DPSGD(noise_multiplier=sigma, steps=steps)
+        note = (f"{steps} full-batch step(s), clipping 1, remove the canary; claim: Opacus's PRV accountant for "
+                f"noise multiplier {sigma_claimed:g}; true mu = {np.sqrt(steps) / sigma:.3g} Gaussian DP")
+        if planted:
+            note += f"; the optimizer runs noise multiplier {sigma:g}"
+        name = f"DP-SGD, {steps} step{'s' * (steps > 1)}" + (f", noise {sigma:g} for a claim at {sigma_claimed:g}"
+                                                               if planted else "")
+        listed.append(LibraryCase(LIBRARY, name, mech, D, D[:-1], (eps, DELTA), planted=planted, n_samples=n,
+                                  note=note, params={**mech.params, "noise_multiplier_claimed": sigma_claimed}))
+    return listed

@@ -1,0 +1,96 @@
+"""The python-dp and Opacus adapters (mechanisms.libraries.pydp / .opacus): sampling speed, and the
+audit of every case at its n_samples.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/library_adapters.py [--speed] [--audit] [--three-step-misuse]
+
+--speed: samples per second of each python-dp adapter, and of the Opacus DP-SGD adapter per block
+size (runs per Opacus step) with torch on 1 thread and on the default number, for 1 and 3 steps.
+--audit: `audit(case.mechanism, case.D, case.D_prime, claimed=case.claimed, n_samples=case.n_samples,
+scorer="auto")` for every case: verdict, eps_lo at the claimed delta beside the claimed eps, samples
+per side and seconds; PASS when a correct use is not flagged and a planted misuse is flagged with
+eps_lo above its claim. --three-step-misuse: the Opacus misuse over three steps (claim 8.40 for
+noise multiplier 1, run at 0.5) at 4 x 10^5 samples per side, which the cases leave out.
+Without options: all three.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from ndis.auditor import audit
+from ndis.mechanisms.libraries import LibraryCase, opacus, pydp
+
+
+def speed() -> None:
+    rng = np.random.default_rng(0)
+    for case in pydp.cases():
+        n = 20_000
+        start = time.perf_counter()
+        case.mechanism(case.D, n, rng)
+        print(f"python-dp {case.name:45s} {n / (time.perf_counter() - start):>9,.0f} samples/s")
+    threads = torch.get_num_threads()
+    for steps in (1, 3):
+        for block in (64, 128, 256, 512, 1024):
+            opacus.DPSGD(steps=steps, block=block)(opacus.D, block, rng)  # warm-up
+            rates = []
+            for count in (1, None):
+                mech = opacus.DPSGD(steps=steps, block=block, threads=count)
+                n = 8_192
+                start = time.perf_counter()
+                mech(opacus.D, n, rng)
+                rates.append(n / (time.perf_counter() - start))
+            print(f"opacus {steps} step(s), block {block:5d}: {rates[0]:>8,.0f} samples/s on 1 thread, "
+                  f"{rates[1]:>8,.0f} on {threads}")
+
+
+def audit_case(case, n_samples=None, seed=0, judged=True) -> tuple[bool, float]:
+    """(PASS, seconds) of the audit of one case, printed as a table row (judged=False: no PASS/FAIL)."""
+    n = n_samples or case.n_samples
+    start = time.perf_counter()
+    report = audit(case.mechanism, case.D, case.D_prime, claimed=case.claimed, n_samples=n, seed=seed,
+                   scorer="auto", progress=False)
+    seconds = time.perf_counter() - start
+    eps, delta = case.claimed
+    eps_lo = report.eps_lo(delta)
+    label = report.verdict.label
+    ok = (label == "violation" and eps_lo > eps) if case.planted else label != "violation"
+    mark = ("PASS" if ok else "FAIL") if judged else ""
+    kind = "planted" if case.planted else "correct"
+    print(f"{case.library:7s} {case.name:45s} {kind:8s} claimed ({eps:.3f}, {delta:g}) {label:19s} "
+          f"eps_lo {eps_lo:6.3f}  {n:>9,d} per side {seconds:6.1f} s  {mark}", flush=True)
+    return ok, seconds
+
+
+def audit_all() -> None:
+    results = [audit_case(case) for case in pydp.cases() + opacus.cases()]
+    print(f"{sum(ok for ok, _ in results)}/{len(results)} PASS, {sum(s for _, s in results):.0f} s in all")
+
+
+def three_step_misuse() -> None:
+    eps = opacus.claimed_epsilon(1.0, 3)
+    case = LibraryCase("opacus", "DP-SGD, 3 steps, noise 0.5 for a claim at 1", opacus.DPSGD(0.5, steps=3),
+                              opacus.D, opacus.D[:-1], (eps, opacus.DELTA), planted=True)
+    audit_case(case, n_samples=400_000, judged=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--audit", action="store_true")
+    parser.add_argument("--three-step-misuse", action="store_true")
+    args = parser.parse_args()
+    everything = not (args.speed or args.audit or args.three_step_misuse)
+    if args.speed or everything:
+        speed()
+    if args.audit or everything:
+        audit_all()
+    if args.three_step_misuse or everything:
+        three_step_misuse()
+
+
+if __name__ == "__main__":
+    main()

@@ -47,7 +47,9 @@ def test_every_step_is_the_clipped_gradient_step_plus_independent_gaussian_noise
 
 def test_runs_are_reproducible_from_the_audits_rng_and_independent_across_blocks():
     mech = adapter.DPSGD(steps=2, block=64)
+    state = torch.get_rng_state()
     a = mech(adapter.D, 200, np.random.default_rng(3))
+    assert torch.equal(torch.get_rng_state(), state)  # torch's global generator is left alone
     assert np.array_equal(a, mech(adapter.D, 200, np.random.default_rng(3)))
     assert not np.array_equal(a, mech(adapter.D, 200, np.random.default_rng(4)))
     assert len(np.unique(a[:, 0])) == 200  # no two runs (within or across blocks) share their noise

@@ -29,16 +29,18 @@ def _draw(case, data):
     return case.mechanism(data, N, None)
 
 
-@pytest.mark.parametrize("name", ["LaplaceMechanism", "BoundedSum"])
+@pytest.mark.parametrize("name", ["LaplaceMechanism on a bounded sum", "BoundedSum"])
 def test_laplace_outputs_are_the_sum_plus_laplace_noise_of_scale_sensitivity_over_eps(name):
     case = CASES[name]
     for data in (case.D, case.D_prime):
         out = _draw(case, data)
         assert stats.kstest(out, "laplace", args=(data.sum(), 1.0 / case.claimed[0])).pvalue > KS_PVALUE
+        # on the same granularity lattice for D and D': no output only one side can produce (Mironov 2012)
+        assert np.array_equal(out * 2.0**40, np.round(out * 2.0**40))
 
 
 def test_gaussian_outputs_have_the_librarys_analytic_std():
-    case = CASES["GaussianMechanism"]
+    case = CASES["GaussianMechanism on a bounded sum"]
     eps, delta = case.claimed
     std = numerical.GaussianMechanism(eps, delta, 1.0).std
     # Balle & Wang (2018)'s analytic calibration for (1, 1e-5) and sensitivity 1 is 3.73, not the

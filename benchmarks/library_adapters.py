@@ -4,7 +4,8 @@ audit of every case at its n_samples.
     OPENBLAS_NUM_THREADS=1 python benchmarks/library_adapters.py [--speed] [--audit] [--three-step-misuse]
 
 --speed: samples per second of each python-dp adapter, and of the Opacus DP-SGD adapter per block
-size (runs per Opacus step) with torch on 1 thread and on the default number, for 1 and 3 steps.
+size (runs per Opacus step) with torch on 1 thread and on the default number, for 1 and 3 steps,
+full batch and (at the default block) Poisson sampling at rate 0.5.
 --audit: `audit(case.mechanism, case.D, case.D_prime, claimed=case.claimed, n_samples=case.n_samples,
 scorer="auto")` for every case: verdict, eps_lo at the claimed delta beside the claimed eps, samples
 per side and seconds; PASS when a correct use is not flagged and a planted misuse is flagged with
@@ -33,18 +34,17 @@ def speed() -> None:
         case.mechanism(case.D, n, rng)
         print(f"python-dp {case.name:45s} {n / (time.perf_counter() - start):>9,.0f} samples/s")
     threads = torch.get_num_threads()
-    for steps in (1, 3):
-        for block in (64, 128, 256, 512, 1024):
-            opacus.DPSGD(steps=steps, block=block)(opacus.D, block, rng)  # warm-up
-            rates = []
-            for count in (1, None):
-                mech = opacus.DPSGD(steps=steps, block=block, threads=count)
-                n = 8_192
-                start = time.perf_counter()
-                mech(opacus.D, n, rng)
-                rates.append(n / (time.perf_counter() - start))
-            print(f"opacus {steps} step(s), block {block:5d}: {rates[0]:>8,.0f} samples/s on 1 thread, "
-                  f"{rates[1]:>8,.0f} on {threads}")
+    settings = [(steps, 1.0, block) for steps in (1, 3) for block in (64, 128, 256, 512, 1024)]
+    for steps, q, block in settings + [(steps, 0.5, opacus.BLOCK) for steps in (1, 3)]:
+        opacus.DPSGD(steps=steps, sample_rate=q, block=block)(opacus.D, block, rng)  # warm-up
+        rates = []
+        for count in (1, None):
+            n = 8_192
+            start = time.perf_counter()
+            opacus.DPSGD(steps=steps, sample_rate=q, block=block, threads=count)(opacus.D, n, rng)
+            rates.append(n / (time.perf_counter() - start))
+        print(f"opacus {steps} step(s), sample rate {q:g}, block {block:5d}: {rates[0]:>8,.0f} samples/s on 1 thread, "
+              f"{rates[1]:>8,.0f} on {threads}")
 
 
 def audit_case(case, n_samples=None, seed=0, judged=True) -> tuple[bool, float]:

@@ -1,22 +1,24 @@
-"""Opacus's DP-SGD (Abadi et al. 2016, Algorithm 1) as an ndis mechanism: full-batch steps of a
-one-parameter linear model, through Opacus's `GradSampleModule` (per-sample gradients) and
-`DPOptimizer` (per-sample clipping to `max_grad_norm`, Gaussian noise of standard deviation
-noise_multiplier x max_grad_norm, the SGD update).
+"""Opacus's DP-SGD (Abadi et al. 2016, Algorithm 1) as an ndis mechanism: steps of a one-parameter
+linear model through Opacus's `UniformWithReplacementSampler` (Poisson sampling of the batch),
+`GradSampleModule` (per-sample gradients) and `DPOptimizer` (per-sample clipping to
+`max_grad_norm`, Gaussian noise of standard deviation noise_multiplier x max_grad_norm, the SGD
+update).
 
-Model: a record (x, y) has the squared loss (w x - y)^2 / 2; `steps` full-batch steps of learning
-rate `lr` from w = w0 (loss_reduction="sum": the step is the noisy sum of clipped gradients, the
-same normaliser on D and D'). The output is the transcript (w_1, ..., w_T), the release Opacus's
+Model: a record (x, y) has the squared loss (w x - y)^2 / 2; `steps` steps of learning rate `lr`
+from w = w0 (loss_reduction="sum": the step is the noisy sum of clipped gradients, the same
+normaliser on D and D'). The output is the transcript (w_1, ..., w_T), the release Opacus's
 accountant covers. Neighbours: add/remove one record, as Opacus's accountants assume; D' is D
 without its last record, a canary (1, -10) whose gradient w + 10 is clipped to max_grad_norm at
-every iterate the runs reach, so each step shifts the update by exactly max_grad_norm and the true
-privacy is that of T Gaussian mechanisms composed, mu = sqrt(T) / noise_multiplier (Dong, Roth &
-Su 2022, Corollary 3.3).
+every iterate the runs reach, so each step it is in shifts the update by exactly max_grad_norm.
 
-Full batch (sample rate 1) rather than Poisson sampling: it is a use Opacus supports and accounts
-for (`make_private(poisson_sampling=False)` with one batch per epoch), its claim is tight (the PRV
-accountant's epsilon exceeds the exact Gaussian one by 0.01: 4.387 against 4.377 for one step at
-noise multiplier 1, delta = 1e-5), and it needs no sampling of batches; with Poisson sampling the
-claim would rest on amplification and the audit would see mostly its looseness.
+Sampling: mainly full batch (sample rate 1, a use Opacus supports and accounts for:
+`make_private(poisson_sampling=False)` with one batch per epoch). Its true privacy is that of T
+Gaussian mechanisms composed, mu = sqrt(T) / noise_multiplier (Dong, Roth & Su 2022, Corollary
+3.3), so the claim is tight: the PRV accountant's epsilon exceeds the exact one by 0.01 (4.387
+against 4.377 for one step at noise multiplier 1, delta = 1e-5), and an audit tests the code
+against its claim with no slack. With Poisson sampling (sample rate q < 1, Opacus's default) the
+claim rests on amplification by subsampling and the other records' random inclusion adds noise, so
+the audit mostly sees that slack; one case shows it.
 
 Batching: a block of k independent runs is ONE Opacus step of a k-parameter model Linear(k, 1)
 whose batch holds every run's records, a record of run j having input x e_j. Its per-sample
@@ -31,6 +33,7 @@ Randomness: Opacus's noise is drawn from a torch.Generator seeded from the audit
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -38,6 +41,7 @@ import torch
 from opacus import GradSampleModule
 from opacus.accountants import PRVAccountant
 from opacus.optimizers import DPOptimizer
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
 from . import LibraryCase
 
@@ -56,16 +60,19 @@ class DPSGD:
     neighbor = "remove"
 
     def __init__(self, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0, steps: int = 1, lr: float = 0.5,
-                 w0: float = 0.0, block: int = BLOCK, threads: int | None = 1):
+                 w0: float = 0.0, sample_rate: float = 1.0, block: int = BLOCK, threads: int | None = 1):
         if noise_multiplier <= 0 or max_grad_norm <= 0 or lr <= 0:
             raise ValueError("noise_multiplier, max_grad_norm and lr must be positive")
+        if not 0 < sample_rate <= 1:
+            raise ValueError(f"sample_rate must lie in (0, 1], got {sample_rate}")
         if int(steps) < 1 or int(block) < 1 or (threads is not None and int(threads) < 1):
             raise ValueError(f"steps, block and threads must be positive integers, got {steps}, {block}, {threads}")
         self.noise_multiplier, self.max_grad_norm, self.lr, self.w0 = noise_multiplier, max_grad_norm, lr, w0
+        self.sample_rate = sample_rate
         self.steps, self.block, self.threads = int(steps), int(block), threads
         self.__name__ = "opacus.DPOptimizer"
         self.params = {"noise_multiplier": noise_multiplier, "max_grad_norm": max_grad_norm, "steps": self.steps,
-                       "lr": lr, "w0": w0, "sample_rate": 1.0}
+                       "lr": lr, "w0": w0, "sample_rate": sample_rate}
 
     def __call__(self, data, n, rng):
         x, y = _records(data)
@@ -90,12 +97,17 @@ class DPSGD:
         inputs = torch.zeros(k * m, k)
         inputs[torch.arange(k * m), torch.arange(k).repeat_interleave(m)] = x.repeat(k)
         targets = y.repeat(k)
+        # full batch (make_private(poisson_sampling=False)), else Opacus's Poisson sampler over all runs'
+        # records, each record of each run drawn with probability q (make_private's default)
+        batches = (itertools.repeat(slice(None), self.steps) if self.sample_rate == 1 else
+                   UniformWithReplacementSampler(num_samples=k * m, sample_rate=self.sample_rate, generator=generator,
+                                                 steps=self.steps))
         transcript = np.empty((k, self.steps))
         with warnings.catch_warnings():  # "full backward hook ... no inputs require gradients": none need to
             warnings.simplefilter("ignore", UserWarning)
-            for t in range(self.steps):
+            for t, batch in enumerate(batches):
                 optimizer.zero_grad()
-                loss = 0.5 * ((model(inputs)[:, 0] - targets) ** 2).sum()
+                loss = 0.5 * ((model(inputs[batch])[:, 0] - targets[batch]) ** 2).sum()
                 loss.backward()
                 optimizer.step()
                 transcript[:, t] = layer.weight.detach().numpy()[0]
@@ -110,11 +122,11 @@ def _records(data) -> tuple[torch.Tensor, torch.Tensor]:
     return records[:, 0], records[:, 1]
 
 
-def claimed_epsilon(noise_multiplier: float, steps: int, delta: float = DELTA) -> float:
+def claimed_epsilon(noise_multiplier: float, steps: int, sample_rate: float = 1.0, delta: float = DELTA) -> float:
     """Opacus's PRV accountant (Gopi, Lee & Wutschitz 2021): epsilon at `delta` after `steps`
-    full-batch steps (sample rate 1), the upper end of its error interval."""
+    steps at `sample_rate`, the upper end of its error interval."""
     accountant = PRVAccountant()
-    accountant.history = [(noise_multiplier, 1.0, int(steps))]
+    accountant.history = [(noise_multiplier, sample_rate, int(steps))]
     with np.errstate(divide="ignore"):  # log(1 - q) at q = 1, masked out by the accountant itself
         return float(accountant.get_epsilon(delta))
 
@@ -124,23 +136,30 @@ D = np.array([[1.0, 0.5], [-1.0, -0.5], [0.5, 1.0], [2.0, 1.0], [1.0, -10.0]])
 
 
 def cases() -> list[LibraryCase]:
-    """One step and three composed steps at noise multiplier 1, each claimed at Opacus's PRV
-    epsilon for delta = 1e-5; planted: one step run at noise multiplier 0.5 while the claim is the
-    accountant's for 1. One step, not three: the three steps' misuse (claim 8.40, true 20.1) is
-    beyond an affordable audit at delta = 1e-5, as n samples per side (half held out) cannot certify
-    much more than ln(n / 8), an event never seen on D' keeping an upper probability near 4 / (n / 2)
-    (at 4 x 10^5: eps_lo 7.72 and 8.27 with seeds 0 and 1, benchmarks/library_adapters.py)."""
+    """One step and three composed steps at noise multiplier 1, full batch, and three steps with
+    Poisson sampling at rate 0.5, each claimed at Opacus's PRV epsilon for delta = 1e-5; planted:
+    one full-batch step run at noise multiplier 0.5 while the claim is the accountant's for 1. One
+    step, not three: the three steps' misuse (claim 8.40, true 20.1) is beyond an affordable audit at
+    delta = 1e-5, as n samples per side (half held out) cannot certify much more than ln(n / 8), an
+    event never seen on D' keeping an upper probability near 4 / (n / 2) (at 4 x 10^5: eps_lo 7.72
+    and 8.27 with seeds 0 and 1, benchmarks/library_adapters.py)."""
     listed = []
-    for steps, sigma, sigma_claimed, n in ((1, 1.0, 1.0, 400_000), (3, 1.0, 1.0, 400_000), (1, 0.5, 1.0, 400_000)):
+    # (steps, sample rate, noise multiplier run, noise multiplier claimed, samples per side)
+    for steps, q, sigma, sigma_claimed, n in ((1, 1.0, 1.0, 1.0, 400_000), (3, 1.0, 1.0, 1.0, 400_000),
+                                              (3, 0.5, 1.0, 1.0, 400_000), (1, 1.0, 0.5, 1.0, 400_000)):
         planted = sigma != sigma_claimed
-        eps = claimed_epsilon(sigma_claimed, steps)
-        mech = DPSGD(noise_multiplier=sigma, steps=steps)
-        note = (f"{steps} full-batch step(s), clipping 1, remove the canary; claim: Opacus's PRV accountant for "
-                f"noise multiplier {sigma_claimed:g}; true mu = {np.sqrt(steps) / sigma:.3g} Gaussian DP")
+        eps = claimed_epsilon(sigma_claimed, steps, q)
+        mech = DPSGD(noise_multiplier=sigma, steps=steps, sample_rate=q)
+        batch = "full-batch" if q == 1 else f"Poisson-sampled (rate {q:g})"
+        note = (f"{steps} {batch} step(s), clipping 1, remove the canary; claim: Opacus's PRV accountant for noise "
+                f"multiplier {sigma_claimed:g}")
+        if q == 1:
+            note += f"; true mu = {np.sqrt(steps) / sigma:.3g} Gaussian DP"
         if planted:
             note += f"; the optimizer runs noise multiplier {sigma:g}"
-        name = f"DP-SGD, {steps} step{'s' * (steps > 1)}" + (f", noise {sigma:g} for a claim at {sigma_claimed:g}"
-                                                               if planted else "")
+        name = f"DP-SGD, {steps} step{'s' * (steps > 1)}" + ("" if q == 1 else f", Poisson sampling {q:g}")
+        if planted:
+            name += f", noise {sigma:g} for a claim at {sigma_claimed:g}"
         listed.append(LibraryCase(LIBRARY, name, mech, D, D[:-1], (eps, DELTA), planted=planted, n_samples=n,
                                   note=note, params={**mech.params, "noise_multiplier_claimed": sigma_claimed}))
     return listed

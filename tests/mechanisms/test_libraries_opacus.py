@@ -6,6 +6,8 @@ Tolerances: KS p >= 1e-4 and moments within 4 standard errors (checks.py); seeds
 checks are deterministic.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -45,6 +47,22 @@ def test_every_step_is_the_clipped_gradient_step_plus_independent_gaussian_noise
     assert np.all(np.abs(correlation) < N_SE / np.sqrt(n))  # se of a null correlation: 1/sqrt(n)
 
 
+@pytest.mark.parametrize("data", [adapter.D, adapter.D[:-1]], ids=["D", "D'"])
+def test_a_poisson_sampled_step_is_the_mixture_over_included_records(data):
+    # w_1 = w0 - lr (sum_i B_i clip(g_i(w0)) + sigma C Z), B_i i.i.d. Bernoulli(q): a mixture of 2^m normals
+    sigma, lr, q, w0, n = 0.8, 0.5, 0.4, 0.3, 20_000
+    out = adapter.DPSGD(noise_multiplier=sigma, lr=lr, w0=w0, sample_rate=q)(data, n, np.random.default_rng(0))[:, 0]
+    clipped = np.array([_clipped_gradient_sum(np.array(w0), row[None], 1.0) for row in data])
+    subsets = np.array(list(itertools.product((0, 1), repeat=len(data))))
+    weights = np.prod(np.where(subsets == 1, q, 1 - q), axis=1)
+    means = w0 - lr * subsets @ clipped
+
+    def cdf(w):
+        return (weights * stats.norm.cdf((np.asarray(w)[:, None] - means) / (lr * sigma))).sum(axis=1)
+
+    assert stats.kstest(out, cdf).pvalue > KS_PVALUE
+
+
 def test_runs_are_reproducible_from_the_audits_rng_and_independent_across_blocks():
     mech = adapter.DPSGD(steps=2, block=64)
     state = torch.get_rng_state()
@@ -63,21 +81,21 @@ def test_the_canary_is_a_removed_record_and_its_gradient_is_always_clipped():
     assert transcript.min() > -9 + 1
 
 
-def _engine_epsilon(sigma, steps, delta):
-    """Epsilon that Opacus's PrivacyEngine (PRV accountant) reports after `steps` full-batch steps."""
+def _engine_epsilon(sigma, steps, sample_rate, delta):
+    """Epsilon that Opacus's PrivacyEngine (PRV accountant) reports after `steps` steps at `sample_rate`:
+    1 / sample_rate records in batches of 1, so that make_private infers that rate."""
     torch.manual_seed(0)
-    data = torch.tensor(adapter.D, dtype=torch.float32)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(data[:, :1], data[:, 1]), batch_size=len(data))
+    data = torch.tensor(adapter.D[: round(1 / sample_rate)], dtype=torch.float32)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(data[:, :1], data[:, 1]), batch_size=1)
     model = torch.nn.Linear(1, 1, bias=False)
     engine = PrivacyEngine(accountant="prv")
     model, optimizer, loader = engine.make_private(module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.5),
                                                    data_loader=loader, noise_multiplier=sigma, max_grad_norm=1.0,
-                                                   poisson_sampling=False, loss_reduction="sum")
-    for _ in range(steps):
-        for x, y in loader:
-            optimizer.zero_grad()
-            (0.5 * ((model(x)[:, 0] - y) ** 2).sum()).backward()
-            optimizer.step()
+                                                   poisson_sampling=sample_rate < 1, loss_reduction="sum")
+    for x, y in itertools.islice(itertools.chain.from_iterable(itertools.repeat(loader)), steps):
+        optimizer.zero_grad()
+        (0.5 * ((model(x)[:, 0] - y) ** 2).sum()).backward()
+        optimizer.step()
     with np.errstate(divide="ignore"):
         return engine.get_epsilon(delta)
 
@@ -92,12 +110,13 @@ def _gaussian_epsilon(mu, delta):
 def test_claims_are_what_opacus_reports_and_bound_the_exact_gaussian_epsilon():
     cases = adapter.cases()
     assert [case.planted for case in cases].count(True) == 1
+    assert {case.params["sample_rate"] for case in cases} == {1.0, 0.5}
     for case in cases:
-        steps, sigma = case.params["steps"], case.params["noise_multiplier_claimed"]
+        steps, q, sigma = case.params["steps"], case.params["sample_rate"], case.params["noise_multiplier_claimed"]
         eps, delta = case.claimed
-        assert delta == adapter.DELTA and eps == pytest.approx(_engine_epsilon(sigma, steps, delta), rel=1e-9)
-        # the PRV accountant's upper end: valid, and within 0.05 of the exact curve of sqrt(T)/sigma-GDP
-        assert 0 <= eps - _gaussian_epsilon(np.sqrt(steps) / sigma, delta) < 0.05
+        assert delta == adapter.DELTA and eps == pytest.approx(_engine_epsilon(sigma, steps, q, delta), rel=1e-9)
+        if q == 1:  # the PRV accountant's upper end: valid, and within 0.05 of the exact curve of sqrt(T)/sigma-GDP
+            assert 0 <= eps - _gaussian_epsilon(np.sqrt(steps) / sigma, delta) < 0.05
         assert (case.mechanism.noise_multiplier < sigma) == case.planted
 
 

@@ -1,8 +1,7 @@
 """Opacus's DP-SGD (Abadi et al. 2016, Algorithm 1) as an ndis mechanism: steps of a one-parameter
-linear model through Opacus's `UniformWithReplacementSampler` (Poisson sampling of the batch),
-`GradSampleModule` (per-sample gradients) and `DPOptimizer` (per-sample clipping to
-`max_grad_norm`, Gaussian noise of standard deviation noise_multiplier x max_grad_norm, the SGD
-update).
+linear model through Opacus's `GradSampleModule` (per-sample gradients), `DPOptimizer` (per-sample
+clipping to `max_grad_norm`, Gaussian noise of standard deviation noise_multiplier x max_grad_norm,
+the SGD update) and, with Poisson sampling, its `UniformWithReplacementSampler`.
 
 Model: a record (x, y) has the squared loss (w x - y)^2 / 2; `steps` steps of learning rate `lr`
 from w = w0 (loss_reduction="sum": the step is the noisy sum of clipped gradients, the same
@@ -16,7 +15,7 @@ Sampling: mainly full batch (sample rate 1, a use Opacus supports and accounts f
 Gaussian mechanisms composed, mu = sqrt(T) / noise_multiplier (Dong, Roth & Su 2022, Corollary
 3.3), so the claim is tight: the PRV accountant's epsilon exceeds the exact one by 0.01 (4.387
 against 4.377 for one step at noise multiplier 1, delta = 1e-5), and an audit tests the code
-against its claim with no slack. With Poisson sampling (sample rate q < 1, Opacus's default) the
+against its claim with almost no slack. With Poisson sampling (sample rate q < 1, Opacus's default) the
 claim rests on amplification by subsampling and the other records' random inclusion adds noise, so
 the audit mostly sees that slack; one case shows it.
 
@@ -24,11 +23,12 @@ Batching: a block of k independent runs is ONE Opacus step of a k-parameter mode
 whose batch holds every run's records, a record of run j having input x e_j. Its per-sample
 gradient is zero outside weight j, so Opacus's flat per-sample clipping clips it exactly as in a run
 of its own; the summed clipped gradients of run j land in weight j, Opacus's noise is independent
-per weight, and SGD updates each weight from its own gradient: k independent DP-SGD runs, computed
-by Opacus's own code (k^2 x records work per step, hence blocks).
+per weight, SGD updates each weight from its own gradient, and the Poisson sampler draws every
+record of every run independently: k independent DP-SGD runs, computed by Opacus's own code
+(k^2 x records work per step, hence blocks).
 
-Randomness: Opacus's noise is drawn from a torch.Generator seeded from the audit's rng
-(secure_mode=False, Opacus's default), so an audit with a seed is reproducible.
+Randomness: Opacus's noise and batches are drawn from a torch.Generator seeded from the audit's
+rng (secure_mode=False, Opacus's default), so an audit with a seed is reproducible.
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ BLOCK = 256
 
 
 class DPSGD:
-    """f(data, n, rng): (n, steps) transcripts of full-batch DP-SGD on the (m, 2) records (x, y), in
-    blocks of `block` runs per Opacus step, with torch on `threads` threads while it samples (None:
-    torch's setting; 1 by default, as these small tensors are slower on more, benchmarks/library_adapters.py)."""
+    """f(data, n, rng): (n, steps) transcripts of DP-SGD on the (m, 2) records (x, y), full batch or
+    Poisson-sampled at `sample_rate`, in blocks of `block` runs per Opacus step, with torch on `threads`
+    threads while it samples (None: torch's setting; 1 by default, as these small tensors are slower
+    on more, benchmarks/library_adapters.py)."""
 
     neighbor = "remove"
 

@@ -1,7 +1,7 @@
 """The python-dp and Opacus adapters (mechanisms.libraries.pydp / .opacus): sampling speed, and the
 audit of every case at its n_samples.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/library_adapters.py [--speed] [--audit] [--three-step-misuse]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/library_adapters.py [--speed] [--audit] [--misuse-sizes]
 
 --speed: samples per second of each python-dp adapter, and of the Opacus DP-SGD adapter per block
 size (runs per Opacus step) with torch on 1 thread and on the default number, for 1 and 3 steps,
@@ -9,9 +9,10 @@ full batch and (at the default block) Poisson sampling at rate 0.5.
 --audit: `audit(case.mechanism, case.D, case.D_prime, claimed=case.claimed, n_samples=case.n_samples,
 scorer="auto")` for every case: verdict, eps_lo at the claimed delta beside the claimed eps, samples
 per side and seconds; PASS when a correct use is not flagged and a planted misuse is flagged with
-eps_lo above its claim. --three-step-misuse: the Opacus misuse over three steps (claim 8.40 for
-noise multiplier 1, run at 0.5) at 4 x 10^5 samples per side, which the cases leave out.
-Without options: all three.
+eps_lo above its claim. --misuse-sizes: the Opacus noise-multiplier misuse (run at 0.5) under
+a claim for 2 at 4,000 samples per side (the size of `ndis reproduce audit-libraries --quick`,
+seeds 0-9), under a claim for 1 at 4,000 and 4 x 10^5 (seeds 0-2), and over three steps under a
+claim for 1 at 4 x 10^5 (seeds 0-1). Without options: all three.
 """
 
 from __future__ import annotations
@@ -70,26 +71,30 @@ def audit_all() -> None:
     print(f"{sum(ok for ok, _ in results)}/{len(results)} PASS, {sum(s for _, s in results):.0f} s in all")
 
 
-def three_step_misuse() -> None:
-    eps = opacus.claimed_epsilon(1.0, 3)
-    case = LibraryCase("opacus", "DP-SGD, 3 steps, noise 0.5 for a claim at 1", opacus.DPSGD(0.5, steps=3),
-                              opacus.D, opacus.D[:-1], (eps, opacus.DELTA), planted=True)
-    audit_case(case, n_samples=400_000, judged=False)
+def misuse_sizes() -> None:
+    """The Opacus noise-multiplier misuse at other factors, steps and sizes than its case's."""
+    for steps, sigma, sigma_claimed, n, seeds in ((1, 0.5, 2.0, 4_000, range(10)), (1, 0.5, 1.0, 4_000, range(3)),
+                                                   (1, 0.5, 1.0, 400_000, range(3)), (3, 0.5, 1.0, 400_000, range(2))):
+        eps = opacus.claimed_epsilon(sigma_claimed, steps)
+        case = LibraryCase("opacus", f"DP-SGD, {steps} step(s), noise {sigma:g} for a claim at {sigma_claimed:g}",
+                           opacus.DPSGD(sigma, steps=steps), opacus.D, opacus.D[:-1], (eps, opacus.DELTA), planted=True)
+        for seed in seeds:
+            audit_case(case, n_samples=n, seed=seed, judged=False)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--audit", action="store_true")
-    parser.add_argument("--three-step-misuse", action="store_true")
+    parser.add_argument("--misuse-sizes", action="store_true")
     args = parser.parse_args()
-    everything = not (args.speed or args.audit or args.three_step_misuse)
+    everything = not (args.speed or args.audit or args.misuse_sizes)
     if args.speed or everything:
         speed()
     if args.audit or everything:
         audit_all()
-    if args.three_step_misuse or everything:
-        three_step_misuse()
+    if args.misuse_sizes or everything:
+        misuse_sizes()
 
 
 if __name__ == "__main__":

@@ -139,15 +139,18 @@ D = np.array([[1.0, 0.5], [-1.0, -0.5], [0.5, 1.0], [2.0, 1.0], [1.0, -10.0]])
 def cases() -> list[LibraryCase]:
     """One step and three composed steps at noise multiplier 1, full batch, and three steps with
     Poisson sampling at rate 0.5, each claimed at Opacus's PRV epsilon for delta = 1e-5; planted:
-    one full-batch step run at noise multiplier 0.5 while the claim is the accountant's for 1. One
-    step, not three: the three steps' misuse (claim 8.40, true 20.1) is beyond an affordable audit at
-    delta = 1e-5, as n samples per side (half held out) cannot certify much more than ln(n / 8), an
-    event never seen on D' keeping an upper probability near 4 / (n / 2) (at 4 x 10^5: eps_lo 7.72
-    and 8.27 with seeds 0 and 1, benchmarks/library_adapters.py)."""
+    one full-batch step run at noise multiplier 0.5 while the claim is the accountant's for 2 (2.00).
+
+    The planted factor is 4 so that even the 4,000 samples per side of `ndis reproduce
+    audit-libraries --quick` flag it (eps_lo 2.86 to 3.88 over seeds 0-9). Noise 0.5 under a claim
+    for 1 (4.39) is flagged at 4 x 10^5 samples per side (eps_lo 5.40 to 5.75, seeds 0-2) but not at
+    4,000 (2.86); over three steps (claim 8.40, true 20.1) not even at 4 x 10^5 (eps_lo 7.72 and
+    8.27, seeds 0 and 1): at delta = 1e-5, n samples per side (half held out) cannot certify much
+    more than ln(n / 8), an event never seen on D' keeping an upper probability near 4 / (n / 2)."""
     listed = []
     # (steps, sample rate, noise multiplier run, noise multiplier claimed, samples per side)
     for steps, q, sigma, sigma_claimed, n in ((1, 1.0, 1.0, 1.0, 400_000), (3, 1.0, 1.0, 1.0, 400_000),
-                                              (3, 0.5, 1.0, 1.0, 400_000), (1, 1.0, 0.5, 1.0, 400_000)):
+                                              (3, 0.5, 1.0, 1.0, 400_000), (1, 1.0, 0.5, 2.0, 100_000)):
         planted = sigma != sigma_claimed
         eps = claimed_epsilon(sigma_claimed, steps, q)
         mech = DPSGD(noise_multiplier=sigma, steps=steps, sample_rate=q)

@@ -144,7 +144,7 @@ def cases() -> list[LibraryCase]:
     The planted factor is 4 so that even the 4,000 samples per side of `ndis reproduce
     audit-libraries --quick` flag it (eps_lo 2.86 to 3.88 over seeds 0-9). Noise 0.5 under a claim
     for 1 (4.39) is flagged at 4 x 10^5 samples per side (eps_lo 5.40 to 5.75, seeds 0-2) but not at
-    4,000 (2.86); over three steps (claim 8.40, true 20.1) not even at 4 x 10^5 (eps_lo 7.72 and
+    4,000 (2.97 to 3.88); over three steps (claim 8.40, true 20.1) not even at 4 x 10^5 (eps_lo 7.72 and
     8.27, seeds 0 and 1): at delta = 1e-5, n samples per side (half held out) cannot certify much
     more than ln(n / 8), an event never seen on D' keeping an upper probability near 4 / (n / 2)."""
     listed = []

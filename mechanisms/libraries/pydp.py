@@ -82,7 +82,8 @@ D_USER = np.vstack([D, [[1.0], [1.0]]])
 
 
 def cases() -> list[LibraryCase]:
-    """Each adapter at the (eps, delta) the library is configured with, plus one planted misuse:
+    """Each adapter at the (eps, delta) the library is configured with, the Laplace one also probed
+    through its floating-point grid (features="float-grid"), plus one planted misuse:
     `BoundedSum` told each person contributes one record (linf_sensitivity=1) while one person
     contributes three, so the true epsilon is 3 times the claimed one."""
     eps, delta = 1.0, 1e-5
@@ -100,6 +101,11 @@ def cases() -> list[LibraryCase]:
     ]
     listed = [LibraryCase(LIBRARY, name, mech, data, data[:-1], claimed, n_samples=n, note=text,
                           params=mech.params) for name, mech, data, claimed, n, text in used]
+    listed.append(LibraryCase(
+        LIBRARY, "LaplaceMechanism on a bounded sum, floating-point grid", laplace, D, D[:-1], (eps, 0.0),
+        n_samples=100_000, params=laplace.params, features="float-grid",
+        note=f"floating-point probe: sums 3 and 2 (added in floating point, q + noise reaches other doubles from "
+             f"each, e.g. only multiples of 2^-51 in (1/2, 1) from 3); {UNSEEDED}"))
     # D and D' differ by one person's three records, not by one record: no one-record relation to check
     misuse = Aggregation("BoundedSum", neighbor=None, epsilon=eps, linf_sensitivity=1, **bounds)
     listed.append(LibraryCase(

@@ -1,0 +1,139 @@
+"""Detection on the zoo's buggy variants with the input-pair search from one uninformative pair, beside
+the audit of the best hand-given StatDP pattern.
+
+    nice python benchmarks/pair_search.py [--eps 0.7] [--seeds 4] [--samples 1e6] [--max-train 5e4]
+        [--scorer auto] [--trials 24] [--fraction 0.2] [--objective estimate-se] [--k 5] [--only NAME ...]
+        [--jobs 1] [--out runs.jsonl]
+    python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
+
+For every buggy mechanism of `mechanisms.zoo` at each eps0 and seed, against its own claim
+`mech.claim()` at `--samples` samples per side and alpha = 0.05 (eps grid [eps0]):
+
+* "best pattern": `audit` on StatDP's pattern (Ding et al. 2018, Section 6.1) of largest true delta(eps0)
+  (max of both directions, from the exact curves `mech.exact_delta`), with the whole budget;
+* "search": `audit_search` starting from the single uninformative pair D = (1, ..., 1),
+  D' = D + s e_1 (all queries equal, one moved by one step), StatDP's patterns NOT enqueued: its pilots
+  spend `--fraction` of the same budget, the final audit the rest.
+
+A run is detected when the verdict is "violation". Prints one line per run, then per mechanism and
+overall the detection rates side by side, and the true delta(eps0) of the pairs the search chose
+beside the best pattern's (acceptance: the search's overall rate within 5 points of the best pattern's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ndis.auditor import audit, audit_search
+from ndis.mechanisms import zoo
+
+ALPHA = 0.05
+
+
+def truth(mech, D, D_prime, eps0) -> float:
+    return max(float(mech.exact_delta(eps0, D, D_prime)), float(mech.exact_delta(eps0, D_prime, D)))
+
+
+def best_pattern(mech, eps0, k):
+    values = {name: truth(mech, *pair, eps0) for name, pair in mech.patterns(k).items()}
+    name = max(values, key=values.get)
+    return name, values[name]
+
+
+def one(cls, eps0, seed, args):
+    mech = cls(eps0=eps0)
+    k, n = args.k, int(args.samples)
+    name, best_delta = best_pattern(mech, eps0, k)
+    options = dict(eps=[eps0], claimed=mech.claim(), scorer=args.scorer, alpha=ALPHA, max_train=int(args.max_train),
+                   progress=False)
+    started = time.perf_counter()
+    best = audit(mech, *mech.patterns(k)[name], n_samples=n, seed=seed, **options)
+    t_best = time.perf_counter() - started
+    start = (np.ones((1, k)), np.ones((1, k)) + mech.sensitivity * np.eye(k)[:1])
+    started = time.perf_counter()
+    searched = audit_search(mech, start=start, n_samples=n, seed=seed, n_trials=args.trials, fraction=args.fraction,
+                            objective=args.objective, **options)
+    t_search = time.perf_counter() - started
+    record = searched.info["pair_search"]
+    D, D_prime = np.array([searched.info["neighbor"]["D"]]), np.array([searched.info["neighbor"]["D_prime"]])
+    tried = [truth(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps0) for t in record["trials"]]
+    return {"mechanism": cls.name, "eps0": eps0, "seed": seed, "pattern": name, "pattern_delta": best_delta,
+            "pattern_verdict": best.verdict.label, "pattern_eps_lo": best.eps_lo(mech.claim()[1]),
+            "start_delta": truth(mech, *start, eps0), "search_delta": truth(mech, D, D_prime, eps0),
+            "search_best_tried": max(tried), "search_verdict": searched.verdict.label,
+            "search_eps_lo": searched.eps_lo(mech.claim()[1]), "final_samples": searched.info["n_samples"],
+            "pattern_seconds": t_best, "search_seconds": t_search, "pilot_seconds": record["seconds"]}
+
+
+def table(results):
+    groups = defaultdict(list)
+    for r in results:
+        groups[r["mechanism"], r["eps0"]].append(r)
+    print("\n| mechanism | eps0 | runs | best pattern | its true delta | detected (pattern) | detected (search) | "
+          "true delta of searched pair: mean (min) | start's |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (name, eps0), rows in groups.items():
+        p = sum(r["pattern_verdict"] == "violation" for r in rows)
+        s = sum(r["search_verdict"] == "violation" for r in rows)
+        found = [r["search_delta"] for r in rows]
+        print(f"| {name} | {eps0:g} | {len(rows)} | {rows[0]['pattern']} | {rows[0]['pattern_delta']:.3g} | "
+              f"{p}/{len(rows)} | {s}/{len(rows)} | {np.mean(found):.3g} ({np.min(found):.3g}) | "
+              f"{rows[0]['start_delta']:.3g} |")
+    for eps0 in sorted({r["eps0"] for r in results}):
+        rows = [r for r in results if r["eps0"] == eps0]
+        p = np.mean([r["pattern_verdict"] == "violation" for r in rows])
+        s = np.mean([r["search_verdict"] == "violation" for r in rows])
+        print(f"\neps0 = {eps0:g}: detection rate, best pattern {p:.1%} vs search from one uninformative pair {s:.1%} "
+              f"({len(rows)} runs each; difference {100 * (s - p):+.1f} points, acceptance >= -5)")
+    seconds = [r["search_seconds"] / r["pattern_seconds"] for r in results]
+    print(f"time of search + final audit / time of the pattern's audit: median {np.median(seconds):.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--eps", type=float, nargs="+", default=[0.7])
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--samples", type=float, default=1e6)
+    parser.add_argument("--max-train", type=float, default=5e4)
+    parser.add_argument("--scorer", default="auto")
+    parser.add_argument("--trials", type=int, default=24)
+    parser.add_argument("--fraction", type=float, default=0.2)
+    parser.add_argument("--objective", default="estimate-se")
+    parser.add_argument("--k", type=int, default=5, help="queries per dataset")
+    parser.add_argument("--only", nargs="*", default=None, help="mechanism names")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", default=None, help="write the per-run results as JSON lines")
+    parser.add_argument("--table", default=None, help="only print the table of a JSON-lines file of an earlier run")
+    args = parser.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            table([json.loads(line) for line in f])
+        return
+    classes = [c for c in zoo.CLASSES if not c.correct and (not args.only or c.name in args.only)]
+    todo = [(cls, eps0, 1000 + seed) for seed in range(args.seeds) for eps0 in args.eps for cls in classes]
+    print(f"{len(todo)} runs (each: best pattern + search) at {args.samples:.0e} samples per side, scorer "
+          f"{args.scorer!r}, max_train {args.max_train:.0e}, {args.trials} trials on {args.fraction:.0%} of the budget, "
+          f"objective {args.objective}", flush=True)
+    started, results = time.perf_counter(), []
+    out = open(args.out, "w") if args.out else None
+    for r in Parallel(n_jobs=args.jobs, return_as="generator")(delayed(one)(*task, args) for task in todo):
+        results.append(r)
+        if out:
+            out.write(json.dumps(r) + "\n")
+            out.flush()
+        print(f"{r['mechanism']:24s} eps0={r['eps0']:<4g} seed={r['seed']} pattern {r['pattern']:21s} "
+              f"(true {r['pattern_delta']:.3g}): {r['pattern_verdict']:18s} | search: chose true {r['search_delta']:.3g} "
+              f"(best tried {r['search_best_tried']:.3g}): {r['search_verdict']:18s} "
+              f"{r['pattern_seconds']:.0f} s / {r['search_seconds']:.0f} s", flush=True)
+    table(results)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -10,17 +10,20 @@ keeps the one whose small audit looks most like a violation:
 * the start pairs are the first trials, enqueued: StatDP's input patterns (`mechanisms.zoo.patterns`)
   by default, or the pairs given;
 * then Optuna's TPE sampler (Bergstra, Bardenet, Bengio & Kegl 2011; Akiba et al. 2019) proposes
-  pairs (q in a box, d in [-1, 1]^k scaled into the unit ball) maximising a pilot objective at the
-  claimed eps0: a small audit (`auditor.audit`, quadratic scorer) of the pair, read through
-  `OBJECTIVES` (default "estimate-se": the verdict's held-out plug-in estimate of delta(eps0) minus
-  one standard error, smoother than the lower bound, which is 0 on most pilots);
-* the pilots together spend `fraction` of the sample budget (equal shares per trial), each on its own
-  seed spawned from the search's root (spawn key (1, trial)); the final audit runs on the winning
-  pair with the remaining samples, on spawn key (0,), so its samples are independent of every pilot
-  and of the choice of the pair.
+  pairs (`QueryPairs`) maximising a pilot objective at the claimed eps0: a small audit
+  (`auditor.audit`, quadratic scorer) of the pair, read through `OBJECTIVES` (default
+  "estimate-se": the verdict's held-out plug-in estimate of delta(eps0) minus one standard error,
+  which ranks pairs where the pilot's lower bound is 0 on most of them);
+* the best `n_confirm` trials are audited again on fresh samples, and the best of these re-audits
+  wins (one round of successive halving: Karnin, Koren & Somekh 2013), so that the winner is not
+  merely the luckiest of many noisy pilots;
+* the pilots together spend `fraction` of the sample budget, each on its own seed spawned from the
+  search's root (spawn keys (1, trial) and (3, rank)); the final audit runs on the winning pair with
+  the remaining samples, on spawn key (0,), so its samples are independent of every pilot and of the
+  choice of the pair.
 
-`audit_search` does both and records every trial (pair, pilot statistics, samples, seed) and why the
-winner won in `report.info["pair_search"]`; `search_pair` runs the pilots only.
+`audit_search` does both and records every trial (pair, pilot statistics, samples, seed), every
+re-audit and why the winner won in `report.info["pair_search"]`; `search_pair` runs the pilots only.
 """
 
 from __future__ import annotations

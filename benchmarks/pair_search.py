@@ -5,6 +5,7 @@ the audit of the best hand-given StatDP pattern.
         [--scorer auto] [--trials 24] [--fraction 0.2] [--objective estimate-se] [--k 5] [--only NAME ...]
         [--jobs 1] [--out runs.jsonl]
     python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
+    nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...]
 
 For every buggy mechanism of `mechanisms.zoo` at each eps0 and seed, against its own claim
 `mech.claim()` at `--samples` samples per side and alpha = 0.05 (eps grid [eps0]):
@@ -18,6 +19,9 @@ For every buggy mechanism of `mechanisms.zoo` at each eps0 and seed, against its
 A run is detected when the verdict is "violation". Prints one line per run, then per mechanism and
 overall the detection rates side by side, and the true delta(eps0) of the pairs the search chose
 beside the best pattern's (acceptance: the search's overall rate within 5 points of the best pattern's).
+
+`--compare-objectives` runs only the search (`search_pair`, same start and budget) with each pilot
+objective of `pair_search.OBJECTIVES` and prints the mean true delta(eps0) of the pairs chosen.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from collections import defaultdict
 import numpy as np
 from joblib import Parallel, delayed
 
-from ndis.auditor import audit, audit_search
+from ndis.auditor import audit, audit_search, search_pair
+from ndis.auditor.pair_search import OBJECTIVES
 from ndis.mechanisms import zoo
 
 ALPHA = 0.05
@@ -55,7 +60,7 @@ def one(cls, eps0, seed, args):
     started = time.perf_counter()
     best = audit(mech, *mech.patterns(k)[name], n_samples=n, seed=seed, **options)
     t_best = time.perf_counter() - started
-    start = (np.ones((1, k)), np.ones((1, k)) + mech.sensitivity * np.eye(k)[:1])
+    start = uninformative(mech, k)
     started = time.perf_counter()
     searched = audit_search(mech, start=start, n_samples=n, seed=seed, n_trials=args.trials, fraction=args.fraction,
                             objective=args.objective, **options)
@@ -69,6 +74,29 @@ def one(cls, eps0, seed, args):
             "search_best_tried": max(tried), "search_verdict": searched.verdict.label,
             "search_eps_lo": searched.eps_lo(mech.claim()[1]), "final_samples": searched.info["n_samples"],
             "pattern_seconds": t_best, "search_seconds": t_search, "pilot_seconds": record["seconds"]}
+
+
+def uninformative(mech, k):
+    """D = (1, ..., 1), D' = D + s e_1: all queries equal, one moved by one step."""
+    return np.ones((1, k)), np.ones((1, k)) + mech.sensitivity * np.eye(k)[:1]
+
+
+def compare_objectives(classes, args):
+    for cls in classes:
+        for eps0 in args.eps:
+            mech = cls(eps0=eps0)
+            name, best_delta = best_pattern(mech, eps0, args.k)
+            start = uninformative(mech, args.k)
+            line = []
+            for objective in OBJECTIVES:
+                found = [search_pair(mech, start=start, n_samples=int(args.samples), seed=1000 + seed,
+                                     n_trials=args.trials, fraction=args.fraction, objective=objective, progress=False)
+                         for seed in range(args.seeds)]
+                chosen = [truth(mech, f.D, f.D_prime, eps0) for f in found]
+                line.append(f"{objective} {np.mean(chosen):.3g} (min {np.min(chosen):.3g})")
+            print(f"{cls.name} eps0={eps0:g}: true delta of the chosen pair, mean over {args.seeds} seeds: "
+                  f"{'; '.join(line)}; start {truth(mech, *start, eps0):.3g}, best pattern ({name}) {best_delta:.3g}",
+                  flush=True)
 
 
 def table(results):
@@ -110,12 +138,16 @@ def main():
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default=None, help="write the per-run results as JSON lines")
     parser.add_argument("--table", default=None, help="only print the table of a JSON-lines file of an earlier run")
+    parser.add_argument("--compare-objectives", action="store_true", help="only the search, with each pilot objective")
     args = parser.parse_args()
     if args.table:
         with open(args.table) as f:
             table([json.loads(line) for line in f])
         return
     classes = [c for c in zoo.CLASSES if not c.correct and (not args.only or c.name in args.only)]
+    if args.compare_objectives:
+        compare_objectives(classes, args)
+        return
     todo = [(cls, eps0, 1000 + seed) for seed in range(args.seeds) for eps0 in args.eps for cls in classes]
     print(f"{len(todo)} runs (each: best pattern + search) at {args.samples:.0e} samples per side, scorer "
           f"{args.scorer!r}, max_train {args.max_train:.0e}, {args.trials} trials on {args.fraction:.0%} of the budget, "

@@ -101,23 +101,26 @@ def test_a_recorded_pilot_is_reproduced_by_its_seed():
 
 
 def test_the_search_is_reproducible_with_a_fixed_seed_and_varies_without():
-    mech = zoo.ZooISVT3(eps0=0.7)
-    first, second = _search(mech, start=UNINFORMATIVE), _search(mech, start=UNINFORMATIVE)
-    assert first.trials == second.trials and first.chosen == second.chosen
-    other = _search(mech, start=UNINFORMATIVE, seed=4)
+    mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
+    small = dict(start=UNINFORMATIVE, n_samples=40_000, n_trials=4, n_confirm=1)
+    first, second = _search(mech, **small), _search(mech, **small)
+    assert first.trials == second.trials and first.info["confirmations"] == second.info["confirmations"]
+    assert first.chosen == second.chosen
+    other = _search(mech, **small, seed=4)
     assert [t["D_prime"] for t in other.trials[1:]] != [t["D_prime"] for t in first.trials[1:]]
 
 
 def test_from_an_uninformative_pair_the_search_finds_a_pair_of_larger_true_delta():
-    """zoo-isvt3 at eps0 = 0.7: the start pair (one query one step up) has true delta(0.7) = 0; the best
-    StatDP pattern ("half half") has 0.018. With 20 pilots of 7,500 samples per side the pair chosen
-    has a positive true delta (a larger one than the start) in every seed tried here."""
-    mech = zoo.ZooISVT3(eps0=0.7)
+    """zoo-noisy-max-lap-value at eps0 = 0.7, k = 4: the start pair (one query one step up) has true
+    delta(0.7) = 0, the best StatDP pattern ("all above") 0.055. With 16 pilots of 4,687 samples per
+    side and 4 confirmations of 18,750, the pair chosen had true delta 0.049, 0.051, 0.051, 0.026, 0.043
+    and 0 with seeds 0-5 (the last: a zero-delta pair won the confirmations); seed 2 is tested."""
+    mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
     start_delta = max(mech.exact_delta(0.7, *UNINFORMATIVE), mech.exact_delta(0.7, *UNINFORMATIVE[::-1]))
-    found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=20, seed=5,
+    found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=2,
                         progress=False)
     chosen = max(mech.exact_delta(0.7, found.D, found.D_prime), mech.exact_delta(0.7, found.D_prime, found.D))
-    assert chosen > start_delta + 2e-3
+    assert start_delta == 0 and chosen > 0.02
 
 
 def test_wrong_use_is_a_clear_error():
@@ -169,3 +172,20 @@ def test_cli_wrong_use_exits_2_with_one_line(tmp_path, capsys, argv, message):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_ctrl_c_stops_the_search_saying_what_was_completed(monkeypatch):
+    from ndis.auditor import pair_search
+    from ndis.auditor.progress import Interrupted
+
+    calls = []
+
+    def pilot(*args, **kwargs):  # the third pilot is interrupted
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return audit(*args, **kwargs)
+
+    monkeypatch.setattr(pair_search, "audit", pilot)
+    with pytest.raises(Interrupted, match="completed 2 of 8 trials and 0 of 2 confirmations"):
+        _search(zoo.ZooNoisyMaxLapValue(eps0=0.7), dimension=K)

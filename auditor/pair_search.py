@@ -49,8 +49,9 @@ OBJECTIVES = {
 }
 DEFAULT_OBJECTIVE = "estimate-se"
 PILOT_MIN = 2_000  # samples per side of the smallest pilot
+MAX_TRIALS = 48  # default trials: more, smaller pilots found better pairs than 24 larger ones (docs/auditor/pair-search.md)
 _FINAL_KEY, _PILOT_KEY, _SAMPLER_KEY, _CONFIRM_KEY = 0, 1, 2, 3  # spawn keys under the search's root seed
-_REACH = 3.0  # d_i is drawn in [-3, 3], then clipped to [-1, 1]: a third of the draws at each face
+_REACH = 3.0  # d_i is drawn in [-3, 3], then clipped to [-1, 1]: a third of the draws on each face
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,9 @@ class QueryPairs:
 
     dimension: int
     sensitivity: float
+    low: float
+    high: float
     norm: float = math.inf
-    low: float = -1.0
-    high: float = 3.0
 
     def suggest(self, trial) -> tuple[np.ndarray, np.ndarray]:
         """The pair an Optuna trial proposes: q_i, d_i sampled, d scaled into the unit ball."""
@@ -98,8 +99,8 @@ class QueryPairs:
         return q[0], q_prime[0]
 
     def to_dict(self) -> dict:
-        return {"dimension": self.dimension, "sensitivity": self.sensitivity, "norm": self.norm,
-                "box": [self.low, self.high]}
+        return {"dimension": self.dimension, "sensitivity": self.sensitivity,
+                "norm": self.norm if math.isfinite(self.norm) else "inf", "box": [self.low, self.high]}
 
 
 @dataclass
@@ -169,8 +170,9 @@ def _claim(mech, claimed) -> tuple[float, float]:
 
 
 def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
-                n_samples: int = 10**6, fraction: float = 0.2, n_trials: int = 24, n_confirm: int = 4, seed=None,
-                objective: str = DEFAULT_OBJECTIVE, pilot_scorer: str = "quadratic", box=None, alpha: float = 0.05,
+                n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
+                seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_scorer: str = "quadratic", box=None,
+                alpha: float = 0.05,
                 progress: bool | str | None = None, **pilot_options) -> PairSearch:
     """Search the neighbouring pair of query vectors on which `mech` looks least like `claimed`.
 
@@ -180,8 +182,9 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         move every query by at most s (in the mechanism's `norm`, default L-infinity).
     start : pairs (D, D') tried first (one pair or a list); default StatDP's patterns of dimension k.
     n_samples : the whole budget per side; the pilots spend `fraction` of it, the rest is the final
-        audit's (`final_samples`). With n_confirm = 0 the pilots are `n_trials` equal ones; otherwise
-        half the share goes to them and half to re-auditing the `n_confirm` best trials on fresh seeds
+        audit's (`final_samples`). With n_confirm = 0 the pilots are `n_trials` equal ones (default:
+        as many as the share allows at 2,000 samples per side, at most 48); otherwise half the share
+        goes to them and half to re-auditing the `n_confirm` best trials on fresh seeds
         (one round of successive halving: Karnin, Koren & Somekh 2013), which choose the winner,
         free of the selection bias of the best of many noisy pilots. Every pilot has >= 2,000
         samples per side.
@@ -193,13 +196,15 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         raise ValueError(f"unknown pilot objective {objective!r}; allowed: {', '.join(OBJECTIVES)}")
     if not 0 < fraction < 1:
         raise ValueError(f"the search fraction must lie in (0, 1), got {fraction}")
+    budget = int(fraction * n_samples)
+    if n_trials is None:
+        n_trials = max(1, n_confirm, min(MAX_TRIALS, (budget if n_confirm == 0 else budget // 2) // PILOT_MIN))
     if int(n_trials) != n_trials or n_trials < 1:
         raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
     if int(n_confirm) != n_confirm or not 0 <= n_confirm <= n_trials:
         raise ValueError(f"n_confirm must be an integer in [0, n_trials], got {n_confirm!r}")
     n_trials, n_confirm = int(n_trials), int(n_confirm)
     eps0, delta0 = _claim(mech, claimed)
-    budget = int(fraction * n_samples)
     n_pilot = (budget if n_confirm == 0 else budget // 2) // n_trials
     n_check = 0 if n_confirm == 0 else (budget - n_pilot * n_trials) // n_confirm
     if min(n_pilot, n_check if n_confirm else n_pilot) < PILOT_MIN:
@@ -216,7 +221,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     low, high = (float(values.min()) - s, float(values.max()) + s) if box is None else map(float, box)
     if not low < high:
         raise ValueError(f"the search box must have low < high, got {box}")
-    space = QueryPairs(starts[0][1].shape[1], s, norm, low, high)
+    space = QueryPairs(starts[0][1].shape[1], s, low, high, norm)
     for _, D, D_prime in starts:
         space.check(D, D_prime)
         _check_neighbour(mech, D, D_prime)
@@ -290,7 +295,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
 
 
 def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
-                 n_samples: int = 10**6, fraction: float = 0.2, n_trials: int = 24, n_confirm: int = 4, seed=None,
+                 n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
+                 seed=None,
                  objective: str = DEFAULT_OBJECTIVE, pilot_scorer: str = "quadratic", box=None,
                  progress: bool | str | None = None, **audit_options):
     """`search_pair`, then `audit` of the winning pair with the remaining samples on a seed disjoint

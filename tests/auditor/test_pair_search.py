@@ -47,7 +47,7 @@ def test_every_pair_tried_is_a_neighbouring_pair_in_the_mechanisms_norm(cls):
 
 
 def test_the_space_maps_a_pair_to_its_parameters_and_back():
-    space = QueryPairs(3, 2.0, np.inf, -1.0, 4.0)
+    space = QueryPairs(3, 2.0, -1.0, 4.0)
     D, D_prime = np.array([[0.0, 1.0, 3.0]]), np.array([[2.0, -1.0, 3.5]])
 
     class Fixed:  # an Optuna trial that returns the given parameters

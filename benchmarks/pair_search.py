@@ -2,7 +2,7 @@
 the audit of the best hand-given StatDP pattern.
 
     nice python benchmarks/pair_search.py [--eps 0.7] [--seeds 4] [--samples 1e6] [--max-train 5e4]
-        [--scorer auto] [--trials N] [--fraction 0.2] [--objective estimate-se] [--k 5] [--only NAME ...]
+        [--scorer auto] [--trials N] [--fraction 0.2] [--objective estimate] [--k 5] [--only NAME ...]
         [--first-seed 1000] [--tried] [--jobs 1] [--out runs.jsonl]
     python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
     nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...]
@@ -136,7 +136,7 @@ def main():
     parser.add_argument("--scorer", default="auto")
     parser.add_argument("--trials", type=int, default=None, help="default: audit_search's")
     parser.add_argument("--fraction", type=float, default=0.2)
-    parser.add_argument("--objective", default="estimate-se")
+    parser.add_argument("--objective", default="estimate")
     parser.add_argument("--k", type=int, default=5, help="queries per dataset")
     parser.add_argument("--only", nargs="*", default=None, help="mechanism names")
     parser.add_argument("--first-seed", type=int, default=1000, help="seeds --first-seed, --first-seed + 1, ...")

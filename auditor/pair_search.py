@@ -162,7 +162,8 @@ def _claim(mech, claimed) -> tuple[float, float]:
     if claimed is None:
         claim = getattr(mech, "claim", None)
         if not callable(claim):
-            raise ValueError("the pair search maximises a pilot statistic at the claimed eps: pass claimed=(eps, delta)")
+            raise ValueError("the pair search maximises a pilot statistic at the claimed eps: "
+                             "pass claimed=(eps, delta)")
         claimed = claim()
     try:
         eps0, delta0 = (float(v) for v in claimed)
@@ -246,8 +247,9 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         return record
 
     total = 2 * (n_trials * n_pilot + n_confirm * n_check)
-    title = (f"pair search ({n_trials} trials x {n_pilot:,}" + (f", {n_confirm} confirmations x {n_check:,}" if n_confirm
-             else "") + f" samples per side, {fraction:.0%} of the budget)")
+    confirmations = f", {n_confirm} confirmations x {n_check:,}" if n_confirm else ""
+    title = (f"pair search ({n_trials} trials x {n_pilot:,}{confirmations} samples per side, "
+             f"{fraction:.0%} of the budget)")
     try:
         with progress.phase(title, total) as advance, _quiet_optuna():
             for number in range(n_trials):

@@ -159,8 +159,8 @@ def main():
     todo = [(cls, eps0, args.first_seed + seed, best[cls, eps0]) for seed in range(args.seeds) for eps0 in args.eps
             for cls in classes]
     print(f"{len(todo)} runs (each: best pattern + search) at {args.samples:.0e} samples per side, scorer "
-          f"{args.scorer!r}, max_train {args.max_train:.0e}, {args.trials or 'default'} trials on {args.fraction:.0%} of "
-          f"the budget, objective {args.objective}", flush=True)
+          f"{args.scorer!r}, max_train {args.max_train:.0e}, {args.trials or 'default'} trials on "
+          f"{args.fraction:.0%} of the budget, objective {args.objective}", flush=True)
     started, results = time.perf_counter(), []
     out = open(args.out, "w") if args.out else None
     for r in Parallel(n_jobs=args.jobs, return_as="generator")(delayed(one)(*task, args) for task in todo):
@@ -170,7 +170,8 @@ def main():
             out.flush()
         tried = "" if np.isnan(r["search_best_tried"]) else f" (best tried {r['search_best_tried']:.3g})"
         print(f"{r['mechanism']:24s} eps0={r['eps0']:<4g} seed={r['seed']} pattern {r['pattern']:21s} "
-              f"(true {r['pattern_delta']:.3g}): {r['pattern_verdict']:18s} | search: chose true {r['search_delta']:.3g}"
+              f"(true {r['pattern_delta']:.3g}): {r['pattern_verdict']:18s} | search: chose true "
+              f"{r['search_delta']:.3g}"
               f"{tried}: {r['search_verdict']:18s} "
               f"{r['pattern_seconds']:.0f} s / {r['search_seconds']:.0f} s", flush=True)
     table(results)

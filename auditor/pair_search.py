@@ -51,7 +51,7 @@ OBJECTIVES = {
 }
 DEFAULT_OBJECTIVE = "estimate"  # the SE penalty steered TPE to tiny events of delta 0 (docs/auditor/pair-search.md)
 PILOT_MIN = 2_000  # samples per side of the smallest pilot
-MAX_TRIALS = 48  # default trials at most (measured against 24 in docs/auditor/pair-search.md)
+MAX_TRIALS = 24  # default trials at most: 24 detected more of the zoo than 48 (docs/auditor/pair-search.md)
 _FINAL_KEY, _PILOT_KEY, _SAMPLER_KEY, _CONFIRM_KEY = 0, 1, 2, 3  # spawn keys under the search's root seed
 _REACH = 3.0  # d_i is drawn in [-3, 3], then clipped to [-1, 1]: a third of the draws on each face
 
@@ -186,7 +186,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     start : pairs (D, D') tried first (one pair or a list); default StatDP's patterns of dimension k.
     n_samples : the whole budget per side; the pilots spend `fraction` of it, the rest is the final
         audit's (`final_samples`). With n_confirm = 0 the pilots are `n_trials` equal ones (default:
-        as many as the share allows at 2,000 samples per side, at most 48); otherwise half the share
+        as many as the share allows at 2,000 samples per side, at most 24); otherwise half the share
         goes to them and half to re-auditing the `n_confirm` best trials on fresh seeds
         (one round of successive halving: Karnin, Koren & Somekh 2013), which choose the winner,
         free of the selection bias of the best of many noisy pilots. Every pilot has >= 2,000

@@ -362,7 +362,7 @@ def _add_audit_arguments(parser) -> None:
                              "the search)")
     parser.add_argument("--search-trials", type=int, default=None, metavar="N",
                         help="--neighbor search: pilot audits, StatDP's patterns first, then Optuna's TPE (default: "
-                             "as many as the pilots' share allows at 2,000 samples per side, at most 48)")
+                             "as many as the pilots' share allows at 2,000 samples per side, at most 24)")
     parser.add_argument("--kind", choices=("batched", "per-sample"),
                         help="the plug-in's calling convention, f(data, n, rng) or f(data, rng) (default: "
                              "from its signature)")

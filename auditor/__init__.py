@@ -3,13 +3,15 @@
 `audit(mech, D, D_prime, ...)` trains one score function to tell M(D) from M(D') and turns
 held-out scores into delta-hat(eps) for both directions, with a lower bound that holds
 simultaneously over the eps grid, the detectable floor and a verdict on a claimed (eps, delta).
+`audit_search` first searches the neighbouring pair of query vectors to audit (`pair_search`).
 """
 
 from .api import audit
+from .pair_search import audit_search, search_pair
 from .report import AuditReport
 from .sampling import Batched as batched
 from .sampling import PerSample as per_sample
 from .scorers import Scorer
 from .verdict import Verdict
 
-__all__ = ["audit", "AuditReport", "Scorer", "Verdict", "batched", "per_sample"]
+__all__ = ["audit", "audit_search", "search_pair", "AuditReport", "Scorer", "Verdict", "batched", "per_sample"]

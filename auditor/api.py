@@ -124,6 +124,9 @@ def _output_shape(mech, draws, data, root, executor, name):
 
 def _relation(mech, D_prime, neighbor):
     """(relation, rows) of the neighbour spec, else the mechanism's declared relation when D' is given."""
+    if neighbor == "search":
+        raise ValueError("neighbor='search' is `ndis.auditor.audit_search(mech, claimed, dimension=K, sensitivity=S)`: "
+                         "the pair search, then the audit of the pair found (auditor.pair_search)")
     if neighbor is not None:
         return relations.parse(neighbor)
     if D_prime is None:

@@ -23,6 +23,7 @@ __version__ = "0.2.0"
 #: name -> (module, attribute) of the everyday API
 _API = {
     "audit": ("ndis.auditor", "audit"),
+    "audit_search": ("ndis.auditor", "audit_search"),
     "AuditReport": ("ndis.auditor", "AuditReport"),
     "claimed_curve": ("ndis.auditor.claims", "claimed_curve"),
     "gaussian_dp": ("ndis.auditor.claims", "gaussian_dp"),

@@ -180,14 +180,23 @@ def command_audit(args, stream=None) -> None:
 
     stream = stream or sys.stdout
     eps, params, claimed = parse_grid(args.eps), parse_params(args.param), claimed_curve_option(args)
+    searching = args.neighbor == "search"
+    if not searching and (args.sensitivity is not None or args.dimension is not None):
+        raise UsageError("--sensitivity and --dimension go with --neighbor search")
+    if args.data is None and not searching:
+        raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
     out = _output_dir(args.out)
-    data = datasets.load(args.data)
-    data_prime, neighbor = _neighbour_pair(args, data)
     mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
-    report = audit(mech, data, data_prime, eps=eps, n_samples=args.samples, seed=args.seed, scorer=args.scorer,
-                   features=args.features, alpha=args.alpha, claimed=claimed, n_jobs=args.jobs,
-                   backend=args.backend, method=args.method, neighbor=neighbor, scheduler=args.scheduler,
-                   screen_fraction=args.screen_fraction, progress=None)
+    common = dict(eps=eps, seed=args.seed, scorer=args.scorer, features=args.features, alpha=args.alpha,
+                  claimed=claimed, n_jobs=args.jobs, backend=args.backend, method=args.method,
+                  scheduler=args.scheduler, progress=None)
+    if searching:
+        report = _audit_search(args, mech, common)
+    else:
+        data = datasets.load(args.data)
+        data_prime, neighbor = _neighbour_pair(args, data)
+        report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor,
+                       screen_fraction=args.screen_fraction, **common)
     report.info["data"] = args.data
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
@@ -195,16 +204,24 @@ def command_audit(args, stream=None) -> None:
     report.to_json(out / "report.json")
     report.to_frame().to_csv(out / "spectrum.csv", index=False)
     neighbor = report.info["neighbor"]
-    title = (f"{report.info['mechanism']} on {args.data} "
-             f"({neighbor['relation']} row {neighbor['row']}, {args.samples} samples per side)")
+    where = (f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}" if searching else
+             f"{args.data} ({neighbor['relation']} row {neighbor['row']}")
+    title = f"{report.info['mechanism']} on {where}, {args.samples} samples per side{'' if searching else ')'}"
     figure = report.plot(title=title)
     png = html.render_png(figure)  # drawn and rendered once, for spectrum.png and report.html
     out.mkdir(parents=True, exist_ok=True)
     (out / "spectrum.png").write_bytes(png)
     report.to_html(out / "report.html", title=title, figure=figure, png=png)
     seconds = report.info["timings"]["total"]
-    print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
-          f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
+    if searching:
+        search = report.info["pair_search"]
+        print(f"{report.info['mechanism']}: pair search, {search['n_trials']} trials x {search['samples_per_pilot']:,} "
+              f"samples per side; {search['reason']}; final audit on {search['final']['samples_per_side']:,} samples "
+              f"per side of D = {neighbor['D']}, D' = {neighbor['D_prime']}, scorer {report.info['scorer']}, "
+              f"{seconds:.1f} s", file=stream)
+    else:
+        print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
+              f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
     columns = {"eps": report.eps, "delta": report.delta, "lower": report.delta_lower, "floor": report.floor}
     if report.theory is not None:
         columns["theory"] = report.theory
@@ -221,6 +238,27 @@ def command_audit(args, stream=None) -> None:
     print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
     print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
           file=stream)
+
+
+def _audit_search(args, mech, common):
+    """`ndis audit --neighbor search`: the pair search (`auditor.pair_search`) from StatDP's patterns of
+    --dimension K, or from the pair --data / --data-prime, then the final audit."""
+    from ndis.auditor.pair_search import audit_search
+    from ndis.experiments import datasets
+
+    if args.replacement is not None:
+        raise UsageError("--replacement does not go with --neighbor search")
+    if (args.data is None) != (args.data_prime is None):
+        raise UsageError("with --neighbor search, --data and --data-prime give the start pair: give both or neither "
+                         "(then StatDP's patterns of --dimension K start the search)")
+    start = None if args.data is None else (datasets.load(args.data), datasets.load(args.data_prime))
+    if common["claimed"] is not None and not isinstance(common["claimed"], tuple):
+        raise UsageError("--neighbor search tests a claimed (eps, delta): use --claimed EPS,DELTA")
+    if common["method"] != "threshold":
+        raise UsageError("--neighbor search goes with --method threshold")
+    return audit_search(mech, common.pop("claimed"), dimension=args.dimension, sensitivity=args.sensitivity,
+                        start=start, n_samples=args.samples, fraction=args.screen_fraction,
+                        n_trials=args.search_trials, **common)
 
 
 def command_theory(args) -> None:
@@ -305,15 +343,26 @@ def command_reproduce(args) -> None:
 def _add_audit_arguments(parser) -> None:
     parser.add_argument("mechanism", help="a registered mechanism name (see `ndis mechanisms`) or module.path:callable")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="mechanism parameter (repeatable)")
-    parser.add_argument("--data", required=True, help="flights[:ROWS], cancer:PATH, song:PATH, synthetic:..., or a CSV")
+    parser.add_argument("--data", help="flights[:ROWS], cancer:PATH, song:PATH, synthetic:..., or a CSV (required, "
+                        "except with --neighbor search)")
     parser.add_argument("--data-prime", metavar="NAME_OR_PATH",
                         help="the neighbouring dataset D' itself (checked against --neighbor when given)")
     parser.add_argument("--neighbor", default=None,
                         help="RELATION[:ROWS]: remove|zero|replace|entry, ROWS = worst, random or an index "
-                             "(default remove:worst; with --data-prime: the mechanism's declared relation)")
+                             "(default remove:worst; with --data-prime: the mechanism's declared relation); or "
+                             "search: search the pair of query vectors (with --sensitivity, --dimension)")
     parser.add_argument("--screen-fraction", type=float, default=0.2, metavar="F",
-                        help="share of the sample budget the remove:worst row screen may spend (default 0.2; "
-                             "0 = no screen, the largest-leverage row)")
+                        help="share of the sample budget the remove:worst row screen, or the pair search's pilots, "
+                             "may spend (default 0.2; 0 = no screen, the largest-leverage row)")
+    parser.add_argument("--sensitivity", type=float, metavar="S",
+                        help="--neighbor search: every query answer moves by at most S (in the mechanism's norm; "
+                             "default its declared sensitivity)")
+    parser.add_argument("--dimension", type=int, metavar="K",
+                        help="--neighbor search: the number of query answers (StatDP's patterns of K queries start "
+                             "the search)")
+    parser.add_argument("--search-trials", type=int, default=None, metavar="N",
+                        help="--neighbor search: pilot audits, StatDP's patterns first, then Optuna's TPE (default: "
+                             "as many as the pilots' share allows at 2,000 samples per side, at most 24)")
     parser.add_argument("--kind", choices=("batched", "per-sample"),
                         help="the plug-in's calling convention, f(data, n, rng) or f(data, rng) (default: "
                              "from its signature)")

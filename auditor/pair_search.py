@@ -41,6 +41,7 @@ import numpy as np
 from .api import audit
 from .progress import Interrupted, Progress
 from .sampling import as_seed_sequence, chunk_seed
+from .verdict import check_claim
 
 #: Pilot objectives, from the pilot's statistics (larger = more evidence of a violation at eps0).
 OBJECTIVES = {
@@ -133,7 +134,7 @@ def _sensitivity(mech, sensitivity) -> float:
     return float(sensitivity)
 
 
-def _start_pairs(mech, start, dimension, s) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def _start_pairs(start, dimension, s, norm) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """[(source, D, D')] of the enqueued trials: the given pair(s), else StatDP's patterns that are
     neighbours in the mechanism's norm."""
     if start is None:
@@ -143,7 +144,6 @@ def _start_pairs(mech, start, dimension, s) -> list[tuple[str, np.ndarray, np.nd
             raise ValueError("the pair search needs the number of queries: pass dimension=K (--dimension K)")
         if int(dimension) != dimension or dimension < 2:
             raise ValueError(f"dimension must be an integer >= 2 (the number of query answers), got {dimension!r}")
-        norm = float(getattr(mech, "norm", math.inf))
         return [(f"StatDP pattern: {name}", D, D_prime) for name, (D, D_prime) in patterns(int(dimension), s).items()
                 if np.linalg.norm((D_prime - D)[0], ord=norm) <= s * (1 + 1e-12)]
     try:
@@ -165,11 +165,7 @@ def _claim(mech, claimed) -> tuple[float, float]:
             raise ValueError("the pair search maximises a pilot statistic at the claimed eps: "
                              "pass claimed=(eps, delta)")
         claimed = claim()
-    try:
-        eps0, delta0 = (float(v) for v in claimed)
-    except (TypeError, ValueError):
-        raise ValueError(f"the pair search needs a claimed (eps, delta), got {claimed!r}") from None
-    return eps0, delta0
+    return check_claim(claimed)
 
 
 def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
@@ -210,16 +206,17 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     eps0, delta0 = _claim(mech, claimed)
     n_pilot = (budget if n_confirm == 0 else budget // 2) // n_trials
     n_check = 0 if n_confirm == 0 else (budget - n_pilot * n_trials) // n_confirm
-    if min(n_pilot, n_check if n_confirm else n_pilot) < PILOT_MIN:
+    smallest = min(n_pilot, n_check) if n_confirm else n_pilot
+    if smallest < PILOT_MIN:
         raise ValueError(f"the pair search's share ({fraction:g} x {n_samples:,} = {budget:,} samples per side) leaves "
-                         f"{min(n_pilot, n_check if n_confirm else n_pilot):,} per pilot for {n_trials} trials and "
+                         f"{smallest:,} per pilot for {n_trials} trials and "
                          f"{n_confirm} confirmations, fewer than {PILOT_MIN:,}: raise n_samples or the fraction, or "
                          f"lower the number of trials")
     s = _sensitivity(mech, sensitivity)
-    starts = _start_pairs(mech, start, dimension, s)
     norm = float(getattr(mech, "norm", math.inf))
     if norm not in (1.0, 2.0, math.inf):
         raise ValueError(f"the mechanism's norm must be 1, 2 or inf, got {norm}")
+    starts = _start_pairs(start, dimension, s, norm)
     values = np.concatenate([D.ravel() for _, D, _ in starts])
     low, high = (float(values.min()) - s, float(values.max()) + s) if box is None else map(float, box)
     if not low < high:

@@ -10,11 +10,14 @@ keeps the one whose small audit looks most like a violation:
 * the start pairs are the first trials, enqueued: StatDP's input patterns (`mechanisms.zoo.patterns`)
   by default, or the pairs given;
 * then Optuna's TPE sampler (Bergstra, Bardenet, Bengio & Kegl 2011; Akiba et al. 2019) proposes
-  pairs (`QueryPairs`) maximising a pilot objective at the claimed eps0: a small audit
-  (`auditor.audit`, quadratic scorer) of the pair, read through `OBJECTIVES` (default "estimate":
-  the verdict's held-out plug-in estimate of delta(eps0), which ranks pairs where the pilot's lower
-  bound is 0 on most of them; subtracting its standard error favoured pairs whose tested event is
-  tiny, of true delta 0);
+  pairs (`QueryPairs`) maximising a pilot objective: a small audit (`auditor.audit`, quadratic
+  scorer) of the pair at `pilot_eps` (default the claimed eps0), read through `OBJECTIVES` (default
+  "estimate": the verdict's held-out plug-in estimate of delta(pilot_eps), which ranks pairs where
+  the pilot's lower bound is 0 on most of them; subtracting its standard error favoured pairs whose
+  tested event is tiny, of true delta 0). `pilot_eps=0` reads the total variation distance delta(0)
+  instead, the largest point of the curve and so the one small pilots estimate with the smallest
+  relative error: better at a small eps0, worse at a large one (measured in
+  docs/auditor/pair-search.md);
 * the best `n_confirm` trials are audited again on fresh samples, and the best of these re-audits
   wins (one round of successive halving: Karnin, Koren & Somekh 2013), so that the winner is not
   merely the luckiest of many noisy pilots;
@@ -43,7 +46,7 @@ from .progress import Interrupted, Progress
 from .sampling import as_seed_sequence, chunk_seed
 from .verdict import check_claim
 
-#: Pilot objectives, from the pilot's statistics (larger = more evidence of a violation at eps0).
+#: Pilot objectives, from the pilot's statistics (larger = more evidence of a violation at pilot_eps).
 OBJECTIVES = {
     "estimate": lambda s: s["estimate"],
     "estimate-se": lambda s: s["estimate"] - s["estimate_se"],
@@ -170,8 +173,8 @@ def _claim(mech, claimed) -> tuple[float, float]:
 
 def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
                 n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
-                seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_scorer: str = "quadratic", box=None,
-                alpha: float = 0.05,
+                seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_eps: float | None = None,
+                pilot_scorer: str = "quadratic", box=None, alpha: float = 0.05,
                 progress: bool | str | None = None, **pilot_options) -> PairSearch:
     """Search the neighbouring pair of query vectors on which `mech` looks least like `claimed`.
 
@@ -188,6 +191,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         free of the selection bias of the best of many noisy pilots. Every pilot has >= 2,000
         samples per side.
     objective : a key of `OBJECTIVES` ("estimate" (default), "estimate-se", "lower", "eps-lo").
+    pilot_eps : the eps at which the pilots and re-audits are read (default None: the claimed eps0;
+        0 reads the total variation distance). The final audit tests the claim at eps0 either way.
     box : (low, high) of the query values q; default s beyond the start pairs' values.
     pilot_options : further `audit` options of the pilots (e.g. features).
     """
@@ -204,6 +209,10 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         raise ValueError(f"n_confirm must be an integer in [0, n_trials], got {n_confirm!r}")
     n_trials, n_confirm = int(n_trials), int(n_confirm)
     eps0, delta0 = _claim(mech, claimed)
+    if pilot_eps is None:
+        pilot_eps = eps0
+    if not (isinstance(pilot_eps, (int, float)) and 0 <= pilot_eps < math.inf):
+        raise ValueError(f"pilot_eps must be a finite number >= 0 (or None: the claimed eps), got {pilot_eps!r}")
     n_pilot = (budget if n_confirm == 0 else budget // 2) // n_trials
     n_check = 0 if n_confirm == 0 else (budget - n_pilot * n_trials) // n_confirm
     smallest = min(n_pilot, n_check) if n_confirm else n_pilot
@@ -234,7 +243,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     trials, checks, started = [], [], time.perf_counter()
 
     def pilot(D, D_prime, n, pilot_seed, record):
-        report = audit(mech, D, D_prime, eps=[eps0], n_samples=n, seed=pilot_seed, claimed=(eps0, delta0),
+        report = audit(mech, D, D_prime, eps=[pilot_eps], n_samples=n, seed=pilot_seed,
+                       claimed=(pilot_eps, delta0),
                        scorer=pilot_scorer, alpha=alpha, progress=False, **pilot_options)
         v = report.verdict
         stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
@@ -246,7 +256,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     total = 2 * (n_trials * n_pilot + n_confirm * n_check)
     confirmations = f", {n_confirm} confirmations x {n_check:,}" if n_confirm else ""
     title = (f"pair search ({n_trials} trials x {n_pilot:,}{confirmations} samples per side, "
-             f"{fraction:.0%} of the budget)")
+             f"{fraction:.0%} of the budget, read at eps = {pilot_eps:g})")
     try:
         with progress.phase(title, total) as advance, _quiet_optuna():
             for number in range(n_trials):
@@ -285,9 +295,9 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     final_samples = int(n_samples) - n_pilot * n_trials - n_check * n_confirm
     progress.note(f"pair search: {reason}; the final audit runs on it with {final_samples:,} samples per side")
     info = {"space": space.to_dict(), "sampler": "optuna TPESampler (multivariate)", "objective": objective,
-            "claimed": [eps0, delta0], "fraction": fraction, "n_trials": n_trials, "samples_per_pilot": n_pilot,
-            "n_confirm": n_confirm, "samples_per_confirmation": n_check, "pilot_samples": total,
-            "pilot_scorer": pilot_scorer, "starts": len(starts), "seed": _seed_record(root), "trials": trials,
+            "pilot_eps": float(pilot_eps), "claimed": [eps0, delta0], "fraction": fraction, "n_trials": n_trials,
+            "samples_per_pilot": n_pilot, "n_confirm": n_confirm, "samples_per_confirmation": n_check,
+            "pilot_samples": total, "pilot_scorer": pilot_scorer, "starts": len(starts), "seed": _seed_record(root), "trials": trials,
             "confirmations": checks, "chosen": winner["trial"], "reason": reason,
             "final": {"samples_per_side": final_samples, "seed": _seed_record(final_seed)},
             "seconds": time.perf_counter() - started}
@@ -297,9 +307,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
 
 def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
                  n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
-                 seed=None,
-                 objective: str = DEFAULT_OBJECTIVE, pilot_scorer: str = "quadratic", box=None,
-                 progress: bool | str | None = None, **audit_options):
+                 seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_eps: float | None = None,
+                 pilot_scorer: str = "quadratic", box=None, progress: bool | str | None = None, **audit_options):
     """`search_pair`, then `audit` of the winning pair with the remaining samples on a seed disjoint
     from the pilots'; `audit_options` go to the final audit (eps, scorer, alpha, n_jobs, max_train, ...;
     alpha and features also to the pilots). The report's `info["pair_search"]` records the search.
@@ -307,7 +316,8 @@ def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivit
     pilot_options = {k: audit_options[k] for k in ("features",) if k in audit_options}
     found = search_pair(mech, claimed, dimension=dimension, sensitivity=sensitivity, start=start, n_samples=n_samples,
                         fraction=fraction, n_trials=n_trials, n_confirm=n_confirm, seed=seed, objective=objective,
-                        pilot_scorer=pilot_scorer, box=box, alpha=audit_options.get("alpha", 0.05), progress=progress,
+                        pilot_eps=pilot_eps, pilot_scorer=pilot_scorer, box=box, alpha=audit_options.get("alpha", 0.05),
+                        progress=progress,
                         **pilot_options)
     report = audit(mech, found.D, found.D_prime, n_samples=found.final_samples, seed=found.final_seed,
                    claimed=found.info["claimed"] if claimed is None else claimed, progress=progress, **audit_options)

@@ -2,7 +2,7 @@
 the audit of the best hand-given StatDP pattern.
 
     nice python benchmarks/pair_search.py [--eps 0.7] [--seeds 4] [--samples 1e6] [--max-train 5e4]
-        [--scorer auto] [--trials N] [--fraction 0.2] [--objective estimate] [--k 5] [--only NAME ...]
+        [--scorer auto] [--trials N] [--fraction 0.2] [--objective estimate] [--pilot-eps EPS] [--k 5] [--only NAME ...]
         [--first-seed 1000] [--tried] [--jobs 1] [--out runs.jsonl]
     python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
     nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...]
@@ -66,7 +66,7 @@ def one(cls, eps0, seed, best, args):
     start = uninformative(mech, k)
     started = time.perf_counter()
     searched = audit_search(mech, start=start, n_samples=n, seed=seed, n_trials=args.trials, fraction=args.fraction,
-                            objective=args.objective, **options)
+                            objective=args.objective, pilot_eps=args.pilot_eps, **options)
     t_search = time.perf_counter() - started
     record = searched.info["pair_search"]
     D, D_prime = np.array([searched.info["neighbor"]["D"]]), np.array([searched.info["neighbor"]["D_prime"]])
@@ -94,7 +94,8 @@ def compare_objectives(classes, args):
             line = []
             for objective in OBJECTIVES:
                 found = [search_pair(mech, start=start, n_samples=int(args.samples), seed=1000 + seed,
-                                     n_trials=args.trials, fraction=args.fraction, objective=objective, progress=False)
+                                     n_trials=args.trials, fraction=args.fraction, objective=objective,
+                                     pilot_eps=args.pilot_eps, progress=False)
                          for seed in range(args.seeds)]
                 chosen = [truth(mech, f.D, f.D_prime, eps0) for f in found]
                 line.append(f"{objective} {np.mean(chosen):.3g} (min {np.min(chosen):.3g})")
@@ -137,6 +138,8 @@ def main():
     parser.add_argument("--trials", type=int, default=None, help="default: audit_search's")
     parser.add_argument("--fraction", type=float, default=0.2)
     parser.add_argument("--objective", default="estimate")
+    parser.add_argument("--pilot-eps", type=float, default=None,
+                        help="the eps the pilots are read at (default: the claimed eps0)")
     parser.add_argument("--k", type=int, default=5, help="queries per dataset")
     parser.add_argument("--only", nargs="*", default=None, help="mechanism names")
     parser.add_argument("--first-seed", type=int, default=1000, help="seeds --first-seed, --first-seed + 1, ...")
@@ -160,7 +163,8 @@ def main():
             for cls in classes]
     print(f"{len(todo)} runs (each: best pattern + search) at {args.samples:.0e} samples per side, scorer "
           f"{args.scorer!r}, max_train {args.max_train:.0e}, {args.trials or 'default'} trials on "
-          f"{args.fraction:.0%} of the budget, objective {args.objective}", flush=True)
+          f"{args.fraction:.0%} of the budget, objective {args.objective} at eps "
+          f"{'eps0' if args.pilot_eps is None else args.pilot_eps}", flush=True)
     started, results = time.perf_counter(), []
     out = open(args.out, "w") if args.out else None
     for r in Parallel(n_jobs=args.jobs, return_as="generator")(delayed(one)(*task, args) for task in todo):

@@ -181,8 +181,9 @@ def command_audit(args, stream=None) -> None:
     stream = stream or sys.stdout
     eps, params, claimed = parse_grid(args.eps), parse_params(args.param), claimed_curve_option(args)
     searching = args.neighbor == "search"
-    if not searching and (args.sensitivity is not None or args.dimension is not None):
-        raise UsageError("--sensitivity and --dimension go with --neighbor search")
+    if not searching and any(v is not None for v in (args.sensitivity, args.dimension, args.search_trials,
+                                                     args.pilot_eps)):
+        raise UsageError("--sensitivity, --dimension, --search-trials and --pilot-eps go with --neighbor search")
     if args.data is None and not searching:
         raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
     out = _output_dir(args.out)
@@ -258,7 +259,7 @@ def _audit_search(args, mech, common):
         raise UsageError("--neighbor search goes with --method threshold")
     return audit_search(mech, common.pop("claimed"), dimension=args.dimension, sensitivity=args.sensitivity,
                         start=start, n_samples=args.samples, fraction=args.screen_fraction,
-                        n_trials=args.search_trials, **common)
+                        n_trials=args.search_trials, pilot_eps=args.pilot_eps, **common)
 
 
 def command_theory(args) -> None:
@@ -363,6 +364,9 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--search-trials", type=int, default=None, metavar="N",
                         help="--neighbor search: pilot audits, StatDP's patterns first, then Optuna's TPE (default: "
                              "as many as the pilots' share allows at 2,000 samples per side, at most 24)")
+    parser.add_argument("--pilot-eps", type=float, default=None, metavar="EPS",
+                        help="--neighbor search: the eps at which the pilot audits rank the pairs (default the "
+                             "claimed eps; 0: the total variation distance, better at small claimed eps)")
     parser.add_argument("--kind", choices=("batched", "per-sample"),
                         help="the plug-in's calling convention, f(data, n, rng) or f(data, rng) (default: "
                              "from its signature)")

@@ -90,13 +90,15 @@ def test_pilots_and_the_final_audit_use_disjoint_seed_streams():
     assert report.info["neighbor"]["D"] == record["trials"][record["chosen"]]["D"]
 
 
-def test_a_recorded_pilot_is_reproduced_by_its_seed():
+@pytest.mark.parametrize("pilot_eps", [None, 0.0])
+def test_a_recorded_pilot_is_reproduced_by_its_seed(pilot_eps):
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
-    found = _search(mech, dimension=K)
-    t = found.trials[-1]
-    again = audit(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps=[0.7], n_samples=t["samples_per_side"],
+    found = _search(mech, dimension=K, pilot_eps=pilot_eps)
+    t, at = found.trials[-1], found.info["pilot_eps"]
+    assert at == (0.7 if pilot_eps is None else pilot_eps)  # by default the pilots are read at the claimed eps
+    again = audit(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps=[at], n_samples=t["samples_per_side"],
                   seed=np.random.SeedSequence(t["seed"]["entropy"], spawn_key=t["seed"]["spawn_key"]),
-                  claimed=(0.7, 0.0), scorer="quadratic", progress=False)
+                  claimed=(at, 0.0), scorer="quadratic", progress=False)
     assert again.verdict.estimate == pytest.approx(t["objective"]) and t["estimate_se"] == again.verdict.estimate_se
 
 
@@ -113,15 +115,28 @@ def test_the_search_is_reproducible_with_a_fixed_seed_and_varies_without():
 def test_from_an_uninformative_pair_the_search_finds_a_pair_of_larger_true_delta():
     """zoo-noisy-max-lap-value at eps0 = 0.7, k = 4: the start pair (one query one step up) has true
     delta(0.7) = 0, the best StatDP pattern ("all above") 0.055. With 16 pilots of 4,687 samples per
-    side and 4 confirmations of 18,750 (objective "estimate-se"), the pair chosen had true delta
-    0.049, 0.051, 0.051, 0.026, 0.043 and 0 with seeds 0-5 (the last: a zero-delta pair won the
-    confirmations); seed 2 is tested."""
+    side and 4 confirmations of 18,750 (objective "estimate-se"), the
+    pair chosen had true delta 0.049, 0.051, 0.051, 0.026, 0.043 and 0 with seeds 0-5 (the last: a
+    zero-delta pair won the confirmations); seed 2 is tested."""
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
     start_delta = max(mech.exact_delta(0.7, *UNINFORMATIVE), mech.exact_delta(0.7, *UNINFORMATIVE[::-1]))
     found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=2,
                         objective="estimate-se", progress=False)
     chosen = max(mech.exact_delta(0.7, found.D, found.D_prime), mech.exact_delta(0.7, found.D_prime, found.D))
     assert start_delta == 0 and chosen > 0.02
+
+
+def test_pilots_read_at_eps_0_find_the_violating_shape_at_a_small_eps0():
+    """zoo-noisy-max-lap-value at eps0 = 0.2, k = 4, from the uninformative pair, 16 pilots of 4,687
+    samples per side and 4 confirmations of 18,750: read at eps0 (the default) the pair chosen had
+    true delta(0.2) = 0.013, 0, 0.0135, 0, 0.0014 and 0.011 with seeds 0-5; read at eps = 0 (the
+    total variation distance, estimated with a smaller relative error) 0.0099, 0.0131, 0.0135,
+    0.0135, 0.0107 and 0.0034 (the best StatDP pattern, all above: 0.0135). Seed 1 is tested."""
+    mech = zoo.ZooNoisyMaxLapValue(eps0=0.2)
+    found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=1,
+                        pilot_eps=0.0, progress=False)
+    chosen = max(mech.exact_delta(0.2, found.D, found.D_prime), mech.exact_delta(0.2, found.D_prime, found.D))
+    assert found.info["pilot_eps"] == 0.0 and chosen > 0.005
 
 
 def test_wrong_use_is_a_clear_error():
@@ -140,6 +155,8 @@ def test_wrong_use_is_a_clear_error():
         search_pair(mech, start=np.zeros(K))
     with pytest.raises(ValueError, match="unknown pilot objective"):
         search_pair(mech, dimension=K, objective="best")
+    with pytest.raises(ValueError, match="pilot_eps must be a finite number >= 0"):
+        search_pair(mech, dimension=K, pilot_eps=-0.1)
     with pytest.raises(ValueError, match="audit_search"):
         audit(mech, np.ones((1, K)), neighbor="search")
 
@@ -149,13 +166,13 @@ def test_cli_round_trip(tmp_path, capsys):
     code = main(["audit", "zoo-noisy-max-lap-value", "--param", "eps0=0.7", "--neighbor", "search", "--dimension",
                  str(K), "--sensitivity", "1", "--claimed", "0.7,0", "--samples", "60000", "--screen-fraction",
                  "0.5", "--search-trials", "6", "--eps", "0.7", "--scorer", "quadratic", "--seed", "2",
-                 "--out", str(out)])
+                 "--pilot-eps", "0", "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "pair search, 6 trials x 2,500 samples per side" in printed
     report = AuditReport.from_json(out / "report.json")
     search = report.info["pair_search"]
-    assert len(search["trials"]) == 6 and search["space"]["dimension"] == K
+    assert len(search["trials"]) == 6 and search["space"]["dimension"] == K and search["pilot_eps"] == 0
     assert report.info["n_samples"] == 60_000 - 6 * 2_500 - 4 * 3_750
     assert report.verdict.label in ("violation", "no violation found", "inconclusive")
 
@@ -164,6 +181,8 @@ def test_cli_round_trip(tmp_path, capsys):
     (["--neighbor", "search"], "dimension=K"),
     (["--neighbor", "search", "--dimension", "4", "--data", "x.csv"], "give both or neither"),
     (["--neighbor", "remove", "--dimension", "4", "--data", "x.csv"], "go with --neighbor search"),
+    (["--pilot-eps", "0"], "go with --neighbor search"),
+    (["--neighbor", "search", "--dimension", "4", "--pilot-eps", "-1"], "pilot_eps must be a finite number >= 0"),
     (["--neighbor", "search", "--dimension", "4", "--sensitivity", "2"], "not neighbouring"),
     (["--neighbor", "search", "--dimension", "4", "--samples", "5000"], "fewer than 2,000"),
 ])

@@ -243,8 +243,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     trials, checks, started = [], [], time.perf_counter()
 
     def pilot(D, D_prime, n, pilot_seed, record):
-        report = audit(mech, D, D_prime, eps=[pilot_eps], n_samples=n, seed=pilot_seed,
-                       claimed=(pilot_eps, delta0),
+        report = audit(mech, D, D_prime, eps=[pilot_eps], n_samples=n, seed=pilot_seed, claimed=(pilot_eps, delta0),
                        scorer=pilot_scorer, alpha=alpha, progress=False, **pilot_options)
         v = report.verdict
         stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
@@ -297,8 +296,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     info = {"space": space.to_dict(), "sampler": "optuna TPESampler (multivariate)", "objective": objective,
             "pilot_eps": float(pilot_eps), "claimed": [eps0, delta0], "fraction": fraction, "n_trials": n_trials,
             "samples_per_pilot": n_pilot, "n_confirm": n_confirm, "samples_per_confirmation": n_check,
-            "pilot_samples": total, "pilot_scorer": pilot_scorer, "starts": len(starts), "seed": _seed_record(root), "trials": trials,
-            "confirmations": checks, "chosen": winner["trial"], "reason": reason,
+            "pilot_samples": total, "pilot_scorer": pilot_scorer, "starts": len(starts), "seed": _seed_record(root),
+            "trials": trials, "confirmations": checks, "chosen": winner["trial"], "reason": reason,
             "final": {"samples_per_side": final_samples, "seed": _seed_record(final_seed)},
             "seconds": time.perf_counter() - started}
     return PairSearch(np.array([winner["D"]]), np.array([winner["D_prime"]]), trials, winner["trial"], reason,
@@ -317,8 +316,7 @@ def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivit
     found = search_pair(mech, claimed, dimension=dimension, sensitivity=sensitivity, start=start, n_samples=n_samples,
                         fraction=fraction, n_trials=n_trials, n_confirm=n_confirm, seed=seed, objective=objective,
                         pilot_eps=pilot_eps, pilot_scorer=pilot_scorer, box=box, alpha=audit_options.get("alpha", 0.05),
-                        progress=progress,
-                        **pilot_options)
+                        progress=progress, **pilot_options)
     report = audit(mech, found.D, found.D_prime, n_samples=found.final_samples, seed=found.final_seed,
                    claimed=found.info["claimed"] if claimed is None else claimed, progress=progress, **audit_options)
     report.info["pair_search"] = found.info

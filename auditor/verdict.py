@@ -9,8 +9,8 @@ validation and testing it at alpha / 2 per side raised the mean bound by 14-23% 
 the true likelihood ratio (iSVT4, Lyu, Su & Li 2017, Algorithm 3, half half, eps0 = 0.2, 10^6
 samples per side), but with a learned score and 12,500 validation rows per side it chose a
 direction predicted at 4.8e-3 that certified 0 on held-out data, while the other one certified
-3.5e-4 against a claimed 1e-5 (half-sigma Gaussian, one below, eps0 = 0.2, seed 3001); testing one eps, the verdict does not pay
-the grid's union bound.
+3.5e-4 against a claimed 1e-5 (half-sigma Gaussian, one below, eps0 = 0.2, seed 3001). Testing one
+eps, the verdict does not pay the grid's union bound.
 
 * "violation": the (1 - alpha) lower bound exceeds delta0; the reported confidence is 1 - p, with
   p the smallest level at which it still does;

@@ -466,7 +466,8 @@ def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scal
     masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)
     for p, p_prime in zip(*densities):
         inside = p > bound * p_prime
-        masses += [integrate.trapezoid(np.where(inside, p, 0.0), v), integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
+        masses += [integrate.trapezoid(np.where(inside, p, 0.0), v),
+                   integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
     return float(masses[0]), float(masses[1])
 
 

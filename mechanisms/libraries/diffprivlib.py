@@ -29,15 +29,11 @@ def _compatible_sklearn():
 
 _compatible_sklearn()
 
-import diffprivlib  # noqa: E402
 from diffprivlib import mechanisms as dpm  # noqa: E402
 from diffprivlib.accountant import BudgetAccountant  # noqa: E402
 from diffprivlib.models import GaussianNB  # noqa: E402
 
 from . import LibraryCase  # noqa: E402
-
-VERSION = diffprivlib.__version__
-
 
 def _random_state(rng) -> np.random.RandomState:
     return np.random.RandomState(np.random.default_rng(rng).integers(2**32, dtype=np.uint64))

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .preprocessing import in_chunks, training_set
+from .preprocessing import column_atoms, in_chunks, training_set
 
 PRIOR = 0.5  # pseudo-count a of each cell on each side
 
@@ -43,11 +43,10 @@ class _Column:
     seen in training."""
 
     def __init__(self, values: np.ndarray, labels: np.ndarray, max_atoms: int, atom_rows: int, bins: int | None):
-        distinct, counts = np.unique(values, return_counts=True)
-        if distinct.size <= max_atoms:
-            self.atoms, self.edges = distinct, np.empty(0)
+        self.atoms, discrete = column_atoms(values, max_atoms, atom_rows)
+        if discrete:
+            self.edges = np.empty(0)
             return
-        self.atoms = distinct[counts >= atom_rows]
         rest = ~np.isin(values, self.atoms)
         if not rest.any():
             self.edges = np.empty(0)

@@ -1,5 +1,5 @@
-"""Data preparation shared by the scorers: the labelled training set, affine normalisations, and
-evaluation in bounded-memory chunks."""
+"""Data preparation shared by the scorers: the labelled training set, affine normalisations, the
+atoms of a column, and evaluation in bounded-memory chunks."""
 
 from __future__ import annotations
 
@@ -17,6 +17,19 @@ def training_set(X_p, X_q, max_fit: int):
     X = np.concatenate([X_p, X_q])
     y = np.concatenate([np.ones(len(X_p)), np.zeros(len(X_q))])
     return X, y
+
+
+def column_atoms(values: np.ndarray, max_atoms: int, atom_rows: int) -> tuple[np.ndarray, bool]:
+    """(the atoms of a column, whether the column is discrete).
+
+    A column with at most `max_atoms` distinct values is discrete: every value is an atom (SVT's
+    answer codes, report-noisy-max's index). In any other column, the values repeated at least
+    `atom_rows` times are atoms (iSVT4 releases 0 where it answers nothing): point masses that a
+    scorer treats apart from the column's continuous part."""
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size <= max_atoms:
+        return distinct, True
+    return distinct[counts >= atom_rows], False
 
 
 def in_chunks(function, X) -> np.ndarray:

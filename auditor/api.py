@@ -21,7 +21,7 @@ from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
 from . import features as features_module
-from . import claims, difference, gdp, histogram, neighbors, sampling, scorers, selection, spectrum
+from . import claims, gdp, histogram, neighbors, sampling, scorers, selection, spectrum
 from .bounds import detectable_floor, samples_for_floor
 from .certify import DEFAULT_DELTA, SEED_KEY, certify
 from .eureka import eureka_spectrum
@@ -346,8 +346,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
 def _samples_needed(verdict, rate, train_fraction, max_train, info):
     """Fill in the samples per side (and the time at the measured sampling rate) that would make the
-    claimed delta detectable at the claimed eps (`bounds.samples_for_floor` with the verdict test's floor)."""
-    held = samples_for_floor(verdict.eps, verdict.delta, verdict.alpha / 2, floor=difference.floor)
+    claimed delta detectable at the claimed eps (`bounds.samples_for_floor`)."""
+    held = samples_for_floor(verdict.eps, verdict.delta, verdict.alpha / 4)
     verdict.samples_needed = _samples_for_held_out(held, train_fraction, max_train)
     verdict.seconds_needed = None if rate is None else 2 * verdict.samples_needed / rate
     info["samples_needed"] = {"samples_per_side": verdict.samples_needed, "held_out_per_side": held,

@@ -105,20 +105,16 @@ def detectable_floor(eps, n_p, n_q, level):
     return floor
 
 
-def samples_for_floor(eps: float, delta: float, level: float, floor=None) -> int:
-    """Smallest n such that n held-out samples per side have a detectable floor of at most `delta`:
-    the audit size at which a delta(eps) = delta could be shown. `floor(eps, n_num, n_den, level)`
-    defaults to `detectable_floor`'s (the verdict passes `difference.floor`, its own test's)."""
+def samples_for_floor(eps: float, delta: float, level: float) -> int:
+    """Smallest n such that n held-out samples per side have a detectable floor (`detectable_floor`
+    at eps, level) of at most `delta`: the audit size at which a delta(eps) = delta could be shown."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
 
     def enough(n):
-        value = detectable_floor(eps, n, n, level)[0] if floor is None else floor(eps, n, n, level)
-        return value <= delta
+        return detectable_floor(eps, n, n, level)[0] <= delta
 
     lo = max(int(np.log(level) / np.log1p(-delta * np.exp(-eps))), 1)  # e^eps CP_upper(0; lo) >= delta
-    while lo > 1 and enough(lo):  # another floor may be lower
-        lo //= 2
     hi = 2 * lo
     while not enough(hi):
         lo, hi = hi, 2 * hi

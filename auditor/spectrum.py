@@ -105,19 +105,16 @@ def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
 
 
 def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int, n_den: int, level: float,
-                  n_select: tuple[int, int] | None = None, z_select: float = Z_SELECT, combined: bool = False):
+                  n_select: tuple[int, int] | None = None, z_select: float = Z_SELECT):
     """For each eps, the threshold whose event is predicted to give the largest lower bound.
 
     `roc` must come from data independent of the held-out scores (a validation split). The
-    prediction uses Wilson bounds at the held-out sizes (n_num, n_den) and level `level`, so that
-    events with tiny, noisy probabilities are not preferred over slightly smaller but well-measured
-    ones: by default the bound of two one-sided bounds, each at `level`, whose widths add (this
-    module's `event_lower_bound`); with `combined`, that of one test at `level` on the difference
-    (`auditor.difference`, the verdict's), whose widths add in quadrature. With `n_select` = the
-    validation sizes (num, den), the prediction is also lowered by `z_select` standard errors of
-    the validation estimates (default `Z_SELECT` = 0), which curbs the winner's curse of maximising
-    a noisy curve over many thresholds but also pushes the choice toward tiny events. Returns
-    (thresholds, predicted bounds).
+    prediction uses Wilson bounds at the held-out sizes (n_num, n_den) and per-side level `level`,
+    so that events with tiny, noisy probabilities are not preferred over slightly smaller but
+    well-measured ones. With `n_select` = the validation sizes (num, den), the prediction is also
+    lowered by `z_select` standard errors of the validation estimates (default `Z_SELECT` = 0),
+    which curbs the winner's curse of maximising a noisy curve over many thresholds but also
+    pushes the choice toward tiny events. Returns (thresholds, predicted bounds).
     """
     num, den = _event_probabilities(roc, direction)
     z = stats.norm.isf(level)
@@ -130,10 +127,7 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     thresholds = np.empty(eps.size)
     predicted = np.empty(eps.size)
     for i, e in enumerate(eps):
-        if combined:
-            values = num - np.exp(e) * den - np.hypot(num - low_num, np.exp(e) * (up_den - den))
-        else:
-            values = low_num - np.exp(e) * up_den
+        values = low_num - np.exp(e) * up_den
         k = int(np.argmax(values))
         thresholds[i], predicted[i] = roc.thresholds[k], values[k]
     return thresholds, predicted

@@ -1,27 +1,21 @@
 """The verdict on a claimed (eps0, delta0): one hypothesis test, H0: delta(eps0) <= delta0.
 
-For each direction one event S (a level set of the score) is chosen on the validation split, and
-its held-out counts test H0 by the exact test of `auditor.difference` on P(S) - e^eps0 Q(S) (the
-num and den sides of the direction), at alpha / 2 per direction; the larger of the two lower
-bounds is compared with delta0. The test spends its level once on the difference, whose spread is
-the root of the sum of the two sides' variances, while two one-sided Clopper-Pearson bounds (each
-side at alpha / 4) add the two widths: for events of probability 0.01 to 0.2, eps0 = 0.2 or 1 and
-5 x 10^5 held-out samples per side, the test's bound lay 2.06 to 2.13 standard errors below the
-estimate, the pair of bounds' 3.06 to 3.19 (docs/auditor/method.md). The event is
-chosen for the bound this test is predicted to give (`spectrum.select_events(combined=True)`).
-Testing both directions costs a little in the quantile but guards against a validation split that
-favours the wrong one. Measured: choosing the direction on validation raised the mean bound by
-14-23% when the score was the true likelihood ratio (iSVT4, Lyu, Su & Li 2017, Algorithm 3, half
-half, eps0 = 0.2, 10^6 samples per side), but with a learned score and 12,500 validation rows per
-side it chose a direction predicted at 4.8e-3 that certified 0 on held-out data, while the other
-one certified 3.5e-4 against a claimed 1e-5 (half-sigma Gaussian, one below, eps0 = 0.2, seed
-3001). Testing one eps, the verdict does not pay the grid's union bound.
+For each direction one event (a level set of the score) is chosen on the validation split; the
+held-out counts give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`,
+each side of each event at alpha / 4 (a union over the 2 x 2 one-sided statements), and the larger
+bound is compared with delta0. Testing both directions costs a little in the quantile but guards
+against a validation split that favours the wrong one. Measured: choosing the direction on
+validation and testing it at alpha / 2 per side raised the mean bound by 14-23% when the score was
+the true likelihood ratio (iSVT4, Lyu, Su & Li 2017, Algorithm 3, half half, eps0 = 0.2, 10^6
+samples per side), but with a learned score and 12,500 validation rows per side it chose a
+direction predicted at 4.8e-3 that certified 0 on held-out data, while the other one certified
+3.5e-4 against a claimed 1e-5 (half-sigma Gaussian, one below, eps0 = 0.2, seed 3001). Testing one
+eps, the verdict does not pay the grid's union bound.
 
 * "violation": the (1 - alpha) lower bound exceeds delta0; the reported confidence is 1 - p, with
-  p = 2 x the smaller of the two directions' p-values (`difference.pvalue`), the smallest level at
-  which it still is one;
-* "inconclusive": no violation, and delta0 is below the detectable floor at eps0 (`difference.floor`:
-  no outcome of an audit of this size could have shown a violation of that size). For a pure-DP claim (delta0 = 0)
+  p the smallest level at which it still does;
+* "inconclusive": no violation, and delta0 is below the detectable floor at eps0 (no outcome of an
+  audit of this size could have shown a violation of that size). For a pure-DP claim (delta0 = 0)
   any positive lower bound is a violation, so it is "inconclusive" only when the floor is 1
   (nothing at all can be certified at eps0);
 * "no violation found": no violation although the audit could resolve deltas of size delta0.
@@ -34,7 +28,7 @@ sweep's maximum over thresholds it is not biased upward. A verdict that is not a
 "suspicious" when the estimate exceeds delta0 by more than one standard error.
 
 When a claim with delta0 > 0 is not violated, `audit` fills in `samples_needed`: the samples per
-side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor` with the test's floor), and
+side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and
 `seconds_needed`, the time that would take at the audit's measured sampling rate (no sample size
 makes every violation of a pure-DP claim detectable, so these stay None for delta0 = 0).
 """
@@ -46,7 +40,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from . import difference, spectrum
+from . import bounds, spectrum
 
 LABELS = ("violation", "no violation found", "inconclusive")
 
@@ -115,11 +109,11 @@ class Verdict:
     def samples_to_decide(self) -> int | None:
         """For a suspicious verdict, the held-out samples per side n at which an event with
         P(S) - e^eps Q(S) = the estimate would give a lower bound above delta with probability 0.8
-        (normal approximation of `judge`'s test at alpha / 2, binomial variances at their largest,
-        1/4): n = (z_{alpha/2} + z_{0.2})^2 (1 + e^{2 eps}) / (4 (estimate - delta)^2)."""
+        (normal approximation, each side at alpha / 4 as in `judge`, binomial variances at their
+        largest, 1/4): n = (z_{alpha/4} + z_{0.2})^2 (1 + e^{2 eps}) / (4 (estimate - delta)^2)."""
         if not self.suspicious:
             return None
-        z = stats.norm.isf(self.alpha / 2) + stats.norm.isf(0.2)
+        z = stats.norm.isf(self.alpha / 4) + stats.norm.isf(0.2)
         return int(np.ceil(z * z * (1 + np.exp(2 * self.eps)) / (4 * (self.estimate - self.delta) ** 2)))
 
     def to_dict(self) -> dict:
@@ -150,40 +144,40 @@ def judge(claimed, roc_valid, held, alpha: float, n_select=None, z_select: float
     """The verdict on `claimed` from validation ROC (event choice) and held-out counts
     (`auditor.histogram.ScoreHistogram`)."""
     eps0, delta0 = check_claim(claimed)
-    c = float(np.exp(eps0))
     n = {"forward": (held.n_p, held.n_q), "reverse": (held.n_q, held.n_p)}
-    tests = []  # (direction, threshold, (k_num, n_num, k_den, n_den)) of each direction's event
+    events = []
     for direction in spectrum.DIRECTIONS:
         sel = None if n_select is None else (n_select if direction == "forward" else n_select[::-1])
-        threshold, _ = spectrum.select_events(roc_valid, [eps0], direction, *n[direction], alpha / 2, sel, z_select,
-                                              combined=True)
-        tests.append((direction, threshold[0], _counts(held, threshold[0], direction)))
-    bounds_ = [difference.lower_bound(*counts, c, alpha / 2) for _, _, counts in tests]
-    bound, direction = max(bounds_), tests[int(np.argmax(bounds_))][0]
-    estimate, estimate_se = max(_plug_in(counts, eps0) for _, _, counts in tests)
-    floor = difference.floor(eps0, held.n_p, held.n_q, alpha / 2)
+        threshold, predicted = spectrum.select_events(roc_valid, [eps0], direction, *n[direction], alpha / 4,
+                                                      sel, z_select)
+        events.append((direction, threshold[0]))
+
+    def lower(level):
+        """Best of the two directions' bounds, each side of each event at level / 4."""
+        values = [float(spectrum.event_lower_bound(held, t, eps0, d, level / 4)[()]) for d, t in events]
+        return max(values), events[int(np.argmax(values))][0]
+
+    estimate, estimate_se = max(_plug_in(held, t, eps0, d) for d, t in events)
+    floor = float(bounds.detectable_floor(eps0, held.n_p, held.n_q, alpha / 4)[0])
+    bound, direction = lower(alpha)
     if bound > delta0:
-        p = min(2 * min(difference.pvalue(*counts, c, delta0) for _, _, counts in tests), alpha)
-        return Verdict("violation", eps0, delta0, 1 - p, bound, estimate, floor, direction, alpha,
+        lo, hi = -20.0, np.log10(alpha)  # bisection on log10 p (confidence reported up to 1 - 1e-20)
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if lower(10**mid)[0] > delta0 else (mid, hi)
+        return Verdict("violation", eps0, delta0, 1 - 10**hi, bound, estimate, floor, direction, alpha,
                        estimate_se=estimate_se)
     label = "inconclusive" if floor > delta0 and (delta0 > 0 or floor >= 1) else "no violation found"
     return Verdict(label, eps0, delta0, 1 - alpha, bound, estimate, floor, direction, alpha, estimate_se=estimate_se)
 
 
-def _counts(held, threshold, direction) -> tuple[int, int, int, int]:
-    """(k_num, n_num, k_den, n_den) of an event on the held-out counts: forward P(S) against Q(S),
-    reverse Q(S^c) against P(S^c)."""
-    k_p, k_q = (int(k) for k in held.counts(threshold))
-    if direction == "forward":
-        return k_p, held.n_p, k_q, held.n_q
-    return held.n_q - k_q, held.n_q, held.n_p - k_p, held.n_p
-
-
-def _plug_in(counts, eps) -> tuple[float, float]:
-    """(num-hat - e^eps den-hat, its standard error) of one event's held-out counts: unbiased for the
-    event's P(S) - e^eps Q(S), since the event was chosen on validation data (the sweep's maximum over
-    thresholds is biased upward, most where the true delta is 0)."""
-    k_num, n_num, k_den, n_den = counts
-    num, den = k_num / n_num, k_den / n_den
+def _plug_in(held, threshold, eps, direction) -> tuple[float, float]:
+    """(num-hat - e^eps den-hat, its standard error) of one event on the held-out counts: unbiased
+    for the event's P(S) - e^eps Q(S), since the event was chosen on validation data (the sweep's
+    maximum over thresholds is biased upward, most where the true delta is 0)."""
+    k_p, k_q = (float(k) for k in held.counts(threshold))
+    n_p, n_q = held.n_p, held.n_q
+    num, den = (k_p / n_p, k_q / n_q) if direction == "forward" else (1 - k_q / n_q, 1 - k_p / n_p)
+    n_num, n_den = (n_p, n_q) if direction == "forward" else (n_q, n_p)
     se = np.sqrt(num * (1 - num) / n_num + np.exp(2 * eps) * den * (1 - den) / n_den)
     return max(float(num - np.exp(eps) * den), 0.0), float(se)

@@ -43,6 +43,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ndis.auditor import audit
+from ndis.auditor.bounds import detectable_floor
 from ndis.mechanisms import zoo
 
 ALPHA = 0.05
@@ -104,10 +105,11 @@ def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
     bayes = audit(mech, D, D_prime, scorer=BayesScore(mech, D, D_prime), **settings).verdict
     delta_star = truth(mech, D, D_prime, eps0)
     held = report.info["sizes"]["held_out"]
+    floor = float(detectable_floor(eps0, held, held, ALPHA / 4)[0])
     violating = delta_star > claimed[1] * (1 + 1e-6) + 1e-12
     verdict = report.verdict
     return {"mechanism": cls.name, "correct": cls.correct, "eps0": eps0, "pattern": pattern, "seed": seed,
-            "delta0": claimed[1], "true_delta": delta_star, "floor": report.verdict.floor, "violating": bool(violating),
+            "delta0": claimed[1], "true_delta": delta_star, "floor": floor, "violating": bool(violating),
             "held_out": held, "verdict": verdict.label,
             "suspicious": verdict.suspicious, "lower_bound": verdict.lower_bound, "estimate": verdict.estimate,
             "eps_lo": report.eps_lo(claimed[1]), "scorer": report.info["scorer"], "samples": n_samples,

@@ -23,7 +23,7 @@ from .spline import SplineScorer
 #: discrete or low-dimensional outputs only: its fit raises ValueError, and the audit skips it,
 #: when its cells would average fewer than 25 training rows (e.g. Gaussian outputs of 5 or more
 #: dimensions), a check that costs one pass over the first rung's rows. "spline" (`auditor.spline`) is
-#: not a candidate: on the zoo's iSVT4 at eps0 = 0.2 it was chosen but detected no more (docs/results.md).
+#: not a candidate: on the zoo's iSVT4 at eps0 = 0.2 it detected no more than "auto" (docs/results.md).
 AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density")
 
 

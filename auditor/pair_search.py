@@ -12,12 +12,13 @@ keeps the one whose small audit looks most like a violation:
 * then Optuna's TPE sampler (Bergstra, Bardenet, Bengio & Kegl 2011; Akiba et al. 2019) proposes
   pairs (`QueryPairs`) maximising a pilot objective: a small audit (`auditor.audit`, quadratic
   scorer) of the pair at `pilot_eps` (default the claimed eps0), read through `OBJECTIVES` (default
-  "estimate": the verdict's held-out plug-in estimate of delta(pilot_eps), which ranks pairs where
-  the pilot's lower bound is 0 on most of them; subtracting its standard error favoured pairs whose
-  tested event is tiny, of true delta 0). `pilot_eps=0` reads the total variation distance delta(0)
-  instead, the largest point of the curve and so the one small pilots estimate with the smallest
-  relative error: better at a small eps0, worse at a large one (measured in
-  docs/auditor/pair-search.md);
+  "sweep": the threshold sweep's held-out estimate of delta(pilot_eps), the largest P-hat(S) -
+  e^eps Q-hat(S) over the score's level sets in both directions; biased upward, but by about as
+  much on every pair, it ranked the zoo's pairs better than the verdict's plug-in estimate
+  "estimate", whose event, chosen on a pilot's few validation rows, is empty on most pairs at a
+  small eps0 (docs/auditor/pair-search.md).
+  `pilot_eps=0` reads the total variation distance delta(0) instead, the largest point of the
+  curve and so the one small pilots estimate with the smallest relative error;
 * the best `n_confirm` trials are audited again on fresh samples, and the best of these re-audits
   wins (one round of successive halving: Karnin, Koren & Somekh 2013), so that the winner is not
   merely the luckiest of many noisy pilots;
@@ -52,8 +53,10 @@ OBJECTIVES = {
     "estimate-se": lambda s: s["estimate"] - s["estimate_se"],
     "lower": lambda s: s["lower_bound"],
     "eps-lo": lambda s: s["eps_lo"],
+    "sweep": lambda s: s["sweep"],
 }
-DEFAULT_OBJECTIVE = "estimate"  # the SE penalty steered TPE to tiny events of delta 0 (docs/auditor/pair-search.md)
+DEFAULT_OBJECTIVE = "sweep"  # detected at least as much of the zoo as the others (docs/auditor/pair-search.md)
+_SEPARABLE = ("estimate", "estimate-se", "sweep")  # objectives on the scale of the plug-in's standard error
 PILOT_MIN = 2_000  # samples per side of the smallest pilot
 MAX_TRIALS = 24  # default trials at most: 24 detected more of the zoo than 48 (docs/auditor/pair-search.md)
 _FINAL_KEY, _PILOT_KEY, _SAMPLER_KEY, _CONFIRM_KEY = 0, 1, 2, 3  # spawn keys under the search's root seed
@@ -190,7 +193,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
         (one round of successive halving: Karnin, Koren & Somekh 2013), which choose the winner,
         free of the selection bias of the best of many noisy pilots. Every pilot has >= 2,000
         samples per side.
-    objective : a key of `OBJECTIVES` ("estimate" (default), "estimate-se", "lower", "eps-lo").
+    objective : a key of `OBJECTIVES` ("sweep" (default), "estimate", "estimate-se", "lower", "eps-lo").
     pilot_eps : the eps at which the pilots and re-audits are read (default None: the claimed eps0;
         0 reads the total variation distance). The final audit tests the claim at eps0 either way.
     box : (low, high) of the query values q; default s beyond the start pairs' values.
@@ -247,7 +250,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
                        scorer=pilot_scorer, alpha=alpha, progress=False, **pilot_options)
         v = report.verdict
         stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
-                 "eps_lo": report.eps_lo(delta0)}
+                 "eps_lo": report.eps_lo(delta0), "sweep": float(report.delta[0])}
         record.update(D=D[0].tolist(), D_prime=D_prime[0].tolist(), objective=float(OBJECTIVES[objective](stats)),
                       **stats, verdict=v.label, samples_per_side=n, seed=_seed_record(pilot_seed))
         return record
@@ -283,6 +286,7 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
                   f"{n_check:,} fresh samples per side")
         if len(order) > 1:
             reason += f" (next: trial {order[1]['confirms']}, {order[1]['objective']:.4g})"
+            reason += _separation(order[0], order[1], objective)
     else:
         order = sorted(trials, key=lambda t: -t["objective"])
         winner = order[0]
@@ -323,6 +327,21 @@ def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivit
     report.info["neighbor"] = {"relation": "search", "row": None, "how": "pair search",
                                "D": found.D[0].tolist(), "D_prime": found.D_prime[0].tolist()}
     return report
+
+
+def _separation(first: dict, second: dict, objective: str) -> str:
+    """A warning when the two best confirmations differ by less than the standard error of the
+    difference (from both audits' plug-in standard errors; objectives on that scale only): the
+    order of the two is then not established by the data."""
+    if objective not in _SEPARABLE:
+        return ""
+    gap, se = first["objective"] - second["objective"], math.hypot(first["estimate_se"], second["estimate_se"])
+    if gap >= se:
+        return ""
+    text = f"; the confirmations do not separate the two (difference {gap:.3g}, standard error about {se:.3g})"
+    if gap > 0:  # the standard error shrinks as 1/sqrt(n)
+        text += f": confirmations of about {math.ceil(first['samples_per_side'] * (se / gap) ** 2):,} samples per side would separate them"
+    return text
 
 
 def _check_neighbour(mech, D, D_prime):

@@ -2,10 +2,10 @@
 the audit of the best hand-given StatDP pattern.
 
     nice python benchmarks/pair_search.py [--eps 0.7] [--seeds 4] [--samples 1e6] [--max-train 5e4]
-        [--scorer auto] [--trials N] [--fraction 0.2] [--objective estimate] [--pilot-eps EPS] [--k 5] [--only NAME ...]
+        [--scorer auto] [--trials N] [--fraction 0.2] [--objective sweep] [--pilot-eps EPS] [--k 5] [--only NAME ...]
         [--first-seed 1000] [--tried] [--jobs 1] [--out runs.jsonl]
     python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
-    nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...]
+    nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...] [--bayes-pilots]
 
 For every buggy mechanism of `mechanisms.zoo` at each eps0 and seed, against its own claim
 `mech.claim()` at `--samples` samples per side and alpha = 0.05 (eps grid [eps0]):
@@ -21,7 +21,10 @@ overall the detection rates side by side, and the true delta(eps0) of the pairs 
 beside the best pattern's (acceptance: the search's overall rate within 5 points of the best pattern's).
 
 `--compare-objectives` runs only the search (`search_pair`, same start and budget) with each pilot
-objective of `pair_search.OBJECTIVES` and prints the mean true delta(eps0) of the pairs chosen.
+objective of `pair_search.OBJECTIVES` and prints the mean true delta(eps0) of the pairs chosen. With
+`--bayes-pilots` every pilot scores with the true log-likelihood ratio of its own pair
+(`zoo_sweep.BayesScore`) instead of a fitted scorer: what the search chooses when the pilots' only
+error is their sampling noise.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from collections import defaultdict
 import numpy as np
 from joblib import Parallel, delayed
 
-from ndis.auditor import audit, audit_search, search_pair
-from ndis.auditor.pair_search import OBJECTIVES
+from ndis.auditor import audit, audit_search, pair_search, search_pair
+from ndis.auditor.pair_search import DEFAULT_OBJECTIVE, OBJECTIVES
 from ndis.mechanisms import zoo
+from zoo_sweep import BayesScore
 
 ALPHA = 0.05
 
@@ -85,7 +89,14 @@ def uninformative(mech, k):
     return np.ones((1, k)), np.ones((1, k)) + mech.sensitivity * np.eye(k)[:1]
 
 
+def bayes_pilot_audit(mech, D, D_prime, **options):
+    """`audit` with the pair's true log-likelihood ratio as its score (installed as the pilots' audit)."""
+    return audit(mech, D, D_prime, **{**options, "scorer": BayesScore(mech, D, D_prime)})
+
+
 def compare_objectives(classes, args):
+    if args.bayes_pilots:
+        pair_search.audit = bayes_pilot_audit
     for cls in classes:
         for eps0 in args.eps:
             mech = cls(eps0=eps0)
@@ -99,7 +110,7 @@ def compare_objectives(classes, args):
                          for seed in range(args.seeds)]
                 chosen = [truth(mech, f.D, f.D_prime, eps0) for f in found]
                 line.append(f"{objective} {np.mean(chosen):.3g} (min {np.min(chosen):.3g})")
-            print(f"{cls.name} eps0={eps0:g}: true delta of the chosen pair, mean over {args.seeds} seeds: "
+            print(f"{cls.name} eps0={eps0:g}{' (Bayes-optimal pilots)' if args.bayes_pilots else ''}: true delta of the chosen pair, mean over {args.seeds} seeds: "
                   f"{'; '.join(line)}; start {truth(mech, *start, eps0):.3g}, best pattern ({name}) {best_delta:.3g}",
                   flush=True)
 
@@ -137,7 +148,7 @@ def main():
     parser.add_argument("--scorer", default="auto")
     parser.add_argument("--trials", type=int, default=None, help="default: audit_search's")
     parser.add_argument("--fraction", type=float, default=0.2)
-    parser.add_argument("--objective", default="estimate")
+    parser.add_argument("--objective", default=DEFAULT_OBJECTIVE)
     parser.add_argument("--pilot-eps", type=float, default=None,
                         help="the eps the pilots are read at (default: the claimed eps0)")
     parser.add_argument("--k", type=int, default=5, help="queries per dataset")
@@ -149,6 +160,8 @@ def main():
     parser.add_argument("--out", default=None, help="write the per-run results as JSON lines")
     parser.add_argument("--table", default=None, help="only print the table of a JSON-lines file of an earlier run")
     parser.add_argument("--compare-objectives", action="store_true", help="only the search, with each pilot objective")
+    parser.add_argument("--bayes-pilots", action="store_true",
+                        help="with --compare-objectives: pilots score with the true log-likelihood ratio")
     args = parser.parse_args()
     if args.table:
         with open(args.table) as f:

@@ -4,12 +4,13 @@ a buggy zoo mechanism, reproducibility, the record in the report, and the CLI.""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from ndis.auditor import audit, audit_search, search_pair
-from ndis.auditor.pair_search import QueryPairs
+from ndis.auditor.pair_search import QueryPairs, _separation
 from ndis.auditor.report import AuditReport
 from ndis.cli import main
 from ndis.mechanisms import zoo
@@ -99,7 +100,8 @@ def test_a_recorded_pilot_is_reproduced_by_its_seed(pilot_eps):
     again = audit(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps=[at], n_samples=t["samples_per_side"],
                   seed=np.random.SeedSequence(t["seed"]["entropy"], spawn_key=t["seed"]["spawn_key"]),
                   claimed=(at, 0.0), scorer="quadratic", progress=False)
-    assert again.verdict.estimate == pytest.approx(t["objective"]) and t["estimate_se"] == again.verdict.estimate_se
+    assert found.info["objective"] == "sweep"  # the default: the held-out sweep's estimate at the pilot eps
+    assert again.delta[0] == pytest.approx(t["objective"]) and t["estimate_se"] == again.verdict.estimate_se
 
 
 def test_the_search_is_reproducible_with_a_fixed_seed_and_varies_without():
@@ -134,9 +136,21 @@ def test_pilots_read_at_eps_0_find_the_violating_shape_at_a_small_eps0():
     0.0135, 0.0107 and 0.0034 (the best StatDP pattern, all above: 0.0135). Seed 1 is tested."""
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.2)
     found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=1,
-                        pilot_eps=0.0, progress=False)
+                        pilot_eps=0.0, objective="estimate", progress=False)
     chosen = max(mech.exact_delta(0.2, found.D, found.D_prime), mech.exact_delta(0.2, found.D_prime, found.D))
     assert found.info["pilot_eps"] == 0.0 and chosen > 0.005
+
+
+def test_the_reason_says_when_the_confirmations_do_not_separate_the_two_best():
+    first = {"objective": 0.010, "estimate_se": 0.003, "samples_per_side": 25_000}
+    close = {"objective": 0.008, "estimate_se": 0.004}
+    text = _separation(first, close, "sweep")
+    # standard error of the difference hypot(0.003, 0.004) = 0.005 > gap 0.002; 0.005 / 0.002 = 2.5
+    needed = int(re.search(r"about ([\d,]+) samples per side", text).group(1).replace(",", ""))
+    assert "do not separate" in text and abs(needed - 25_000 * 2.5**2) <= 1
+    assert _separation(first, {"objective": 0.001, "estimate_se": 0.004}, "sweep") == ""  # gap 0.009 > 0.005
+    assert _separation(first, close, "eps-lo") == ""  # not on the plug-in's scale
+    assert "would" not in _separation(first, {**first}, "estimate")  # a tie: no sample size would order them
 
 
 def test_wrong_use_is_a_clear_error():

@@ -340,7 +340,8 @@ def _separation(first: dict, second: dict, objective: str) -> str:
         return ""
     text = f"; the confirmations do not separate the two (difference {gap:.3g}, standard error about {se:.3g})"
     if gap > 0:  # the standard error shrinks as 1/sqrt(n)
-        text += f": confirmations of about {math.ceil(first['samples_per_side'] * (se / gap) ** 2):,} samples per side would separate them"
+        needed = math.ceil(first["samples_per_side"] * (se / gap) ** 2)
+        text += f": confirmations of about {needed:,} samples per side would separate them"
     return text
 
 

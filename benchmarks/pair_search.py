@@ -5,7 +5,8 @@ the audit of the best hand-given StatDP pattern.
         [--scorer auto] [--trials N] [--fraction 0.2] [--objective sweep] [--pilot-eps EPS] [--k 5] [--only NAME ...]
         [--first-seed 1000] [--tried] [--jobs 1] [--out runs.jsonl]
     python benchmarks/pair_search.py --table runs.jsonl     # the table of an earlier run
-    nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...] [--bayes-pilots]
+    nice python benchmarks/pair_search.py --compare-objectives [--eps 0.7] [--seeds 3] [--only NAME ...]
+        [--bayes-pilots]
 
 For every buggy mechanism of `mechanisms.zoo` at each eps0 and seed, against its own claim
 `mech.claim()` at `--samples` samples per side and alpha = 0.05 (eps grid [eps0]):
@@ -110,7 +111,8 @@ def compare_objectives(classes, args):
                          for seed in range(args.seeds)]
                 chosen = [truth(mech, f.D, f.D_prime, eps0) for f in found]
                 line.append(f"{objective} {np.mean(chosen):.3g} (min {np.min(chosen):.3g})")
-            print(f"{cls.name} eps0={eps0:g}{' (Bayes-optimal pilots)' if args.bayes_pilots else ''}: true delta of the chosen pair, mean over {args.seeds} seeds: "
+            pilots = " (Bayes-optimal pilots)" if args.bayes_pilots else ""
+            print(f"{cls.name} eps0={eps0:g}{pilots}: true delta of the chosen pair, mean over {args.seeds} seeds: "
                   f"{'; '.join(line)}; start {truth(mech, *start, eps0):.3g}, best pattern ({name}) {best_delta:.3g}",
                   flush=True)
 

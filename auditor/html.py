@@ -68,7 +68,8 @@ def _certificates(report) -> str:
     return ('<p>The mechanism is <strong>not</strong> (eps, delta)-DP for any eps &lt; eps_lo (each row a separate '
             "statement at its confidence; one event chosen on validation data, exact Clopper-Pearson bounds on "
             "held-out counts).</p><table><thead><tr><th scope=\"col\">delta</th><th scope=\"col\">eps_lo</th>"
-            f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>')
+            f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>'
+            + (f'<p class="note">Note: {_text(report.disagreement)}.</p>' if report.disagreement else ""))
 
 
 def _claim(report) -> str:

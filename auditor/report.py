@@ -125,6 +125,23 @@ class AuditReport:
         raise ValueError(f"no certified epsilon at delta={delta:g}; this report certified it at delta = {known} "
                          "(other deltas need the audit's evidence, which is not saved in JSON)")
 
+    @property
+    def disagreement(self) -> str | None:
+        """A sentence when the verdict and the certified eps_lo at the claimed delta disagree about the
+        claimed eps (a violation beside eps_lo <= eps0, or none beside eps_lo > eps0), else None. They
+        are two tests, each at 1 - alpha on its own event chosen on the validation split: each holds
+        alone, not both read together, and with few validation rows against many held out the two
+        choices can differ."""
+        v = self.verdict
+        certificate = next((c for c in self.certificates if v is not None and c.delta == v.delta), None)
+        if certificate is None or (certificate.eps_lo > v.eps) == (v.label == "violation"):
+            return None
+        rows = self.info.get("sizes", {}).get("validation")
+        on = f" on {rows:,} validation rows per side" if rows else ""
+        return (f"the verdict ({v.label}) and eps_lo = {certificate.eps_lo:.4g} at delta={v.delta:g} disagree about "
+                f"eps={v.eps:g}: each is a separate test at {1 - v.alpha:.0%} on its own event chosen{on}, valid "
+                f"alone but not both together; more validation rows (a larger max_train) steady the choices")
+
     def _seed_line(self) -> str | None:
         seed = self.info.get("seed")
         if not isinstance(seed, dict) or seed.get("spawn_key"):
@@ -207,6 +224,8 @@ class AuditReport:
         if self.claim is not None:
             lines.append(str(self.claim))
         lines += [str(c) for c in self.certificates]
+        if self.disagreement:
+            lines.append(f"note: {self.disagreement}")
         if self.gdp is not None:
             lines.append(str(self.gdp))
         if self._seed_line():
@@ -343,6 +362,8 @@ class AuditReport:
             values = ", ".join(f"{c.eps_lo:.4g} at delta={c.delta:g}" for c in self.certificates)
             lines.append(f"  certified eps_lo (not (eps, delta)-DP for eps < eps_lo): {values}, "
                          f"each at {1 - self.certificates[0].alpha:.0%} confidence")
+        if self.disagreement:
+            lines.append(f"  note: {self.disagreement}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

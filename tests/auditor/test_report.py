@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ndis import theory
+from ndis.auditor.certify import Certificate
 from ndis.auditor.report import AuditReport
 from ndis.auditor.verdict import Verdict
 from ndis.core.curve import Curve
@@ -158,3 +159,21 @@ def test_the_verdict_box_is_styled_by_its_whole_label():
     report.verdict = replace(report.verdict, label="no violation found")
     page = report.to_html()
     assert 'class="verdict no-violation-found"' in page and 'class="verdict violation' not in page
+
+
+@pytest.mark.parametrize("label,eps_lo,disagree", [("no violation found", 1.2, True), ("no violation found", 1.0, False),
+                                                   ("violation", 0.8, True), ("violation", 1.3, False),
+                                                   ("inconclusive", 0.9, False)])
+def test_a_verdict_and_eps_lo_that_disagree_about_the_claimed_eps_are_pointed_out(label, eps_lo, disagree):
+    """eps_lo > eps0 refutes (eps0, delta0) by itself (not DP for any eps < eps_lo); eps_lo = eps0 does not."""
+    report = make_report(claimed_delta=1e-8)
+    report.verdict = dataclasses.replace(report.verdict, label=label)
+    report.certificates = [Certificate(0.0, 2.0, 0.05, "forward"), Certificate(1e-8, eps_lo, 0.05, "forward")]
+    text = report.disagreement
+    assert (text is not None) == disagree
+    if disagree:
+        assert f"eps_lo = {eps_lo:.4g} at delta=1e-08" in text and "2,500 validation rows" in text
+        assert f"note: {text}" in report.table() and f"note: {text}" in repr(report)
+        assert "Note: the verdict" in report.to_html()
+    else:
+        assert "note:" not in report.table() and "Note: the verdict" not in report.to_html()

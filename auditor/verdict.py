@@ -30,7 +30,8 @@ sweep's maximum over thresholds it is not biased upward. A verdict that is not a
 When a claim with delta0 > 0 is not violated, `audit` fills in `samples_needed`: the samples per
 side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and
 `seconds_needed`, the time that would take at the audit's measured sampling rate (no sample size
-makes every violation of a pure-DP claim detectable, so these stay None for delta0 = 0).
+makes every violation of a pure-DP claim detectable, so these stay None for delta0 = 0). The text
+of an "inconclusive" verdict says them; after "no violation found" the audit was already larger.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class Verdict:
         if self.suspicious:
             text = (f"suspicious: estimate above the claim; {text}; about {self.samples_to_decide:,} held-out samples "
                     f"per side would decide it if delta({self.eps:g}) equals the estimate")
-        if self.samples_needed is not None:
+        if self.samples_needed is not None and self.label == "inconclusive":  # else the audit was already that large
             seconds = self.seconds_needed
             time_needed = "" if seconds is None else f" (about {_duration(seconds)} of sampling)"
             text += (f"; {self.samples_needed:,} samples per side{time_needed} would make delta={self.delta:g} "

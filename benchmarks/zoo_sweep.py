@@ -177,7 +177,8 @@ def main():
             r = one(by_name[name], eps0, pattern, args.issue, int(args.samples), int(args.max_train), args.scorer, delta0)
             print(f"{name} eps0={eps0:g} {pattern}, claim ({eps0:g}, {delta0:g}): true delta {r['true_delta']:.3g}, "
                   f"{r['verdict']}{' (suspicious)' if r['suspicious'] else ''}, lower bound {r['lower_bound']:.3g}, "
-                  f"estimate {r['estimate']:.3g}, eps_lo {r['eps_lo']:.3f}, {r['scorer']}, {r['seconds']:.0f} s", flush=True)
+                  f"estimate {r['estimate']:.3g}, eps_lo {r['eps_lo']:.3f}, {r['scorer']}, {r['seconds']:.0f} s; the "
+                  f"true ratio's bound on the same samples {r['bayes_lower_bound']:.3g}", flush=True)
         return
     todo = runs(args.eps, args.seeds, args.only)
     done = []

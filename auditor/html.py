@@ -63,13 +63,14 @@ def _certificates(report) -> str:
     """The certified epsilons (`auditor.certify`), one row per delta."""
     if not report.certificates:
         return '<p class="note">No certified epsilon (it is computed by method="threshold").</p>'
+    note = report.disagreement
     body = "".join(f"<tr><td>{c.delta:g}</td><td>{_number(c.eps_lo)}</td><td>{_text(c.direction or '-')}</td>"
                    f"<td>{1 - c.alpha:.0%}</td></tr>" for c in report.certificates)
     return ('<p>The mechanism is <strong>not</strong> (eps, delta)-DP for any eps &lt; eps_lo (each row a separate '
             "statement at its confidence; one event chosen on validation data, exact Clopper-Pearson bounds on "
             "held-out counts).</p><table><thead><tr><th scope=\"col\">delta</th><th scope=\"col\">eps_lo</th>"
             f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>'
-            + (f'<p class="note">Note: {_text(report.disagreement)}.</p>' if report.disagreement else ""))
+            + (f'<p class="note">Note: {_text(note)}.</p>' if note else ""))
 
 
 def _claim(report) -> str:

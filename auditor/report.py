@@ -224,8 +224,8 @@ class AuditReport:
         if self.claim is not None:
             lines.append(str(self.claim))
         lines += [str(c) for c in self.certificates]
-        if self.disagreement:
-            lines.append(f"note: {self.disagreement}")
+        if note := self.disagreement:
+            lines.append(f"note: {note}")
         if self.gdp is not None:
             lines.append(str(self.gdp))
         if self._seed_line():
@@ -362,8 +362,8 @@ class AuditReport:
             values = ", ".join(f"{c.eps_lo:.4g} at delta={c.delta:g}" for c in self.certificates)
             lines.append(f"  certified eps_lo (not (eps, delta)-DP for eps < eps_lo): {values}, "
                          f"each at {1 - self.certificates[0].alpha:.0%} confidence")
-        if self.disagreement:
-            lines.append(f"  note: {self.disagreement}")
+        if note := self.disagreement:
+            lines.append(f"  note: {note}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

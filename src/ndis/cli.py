@@ -233,8 +233,8 @@ def command_audit(args, stream=None) -> None:
         print(report.claim, file=stream)
     for certificate in report.certificates:
         print(certificate, file=stream)
-    if report.disagreement:
-        print(f"note: {report.disagreement}", file=stream)
+    if note := report.disagreement:
+        print(f"note: {note}", file=stream)
     if report.gdp is not None:
         print(report.gdp, file=stream)
     seed = report.info["seed"]["entropy"]

@@ -198,10 +198,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
         SeedSequence; the same seed gives the same report for any n_jobs / backend, so
         `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
-    scorer : "auto" (least validation log-loss among quadratic, boosting, mlp, by successive halving:
-        clear losers on 1/8 of the fit set are not refitted; only the quadratic is trained when both
-        sides' validation rows pass Mardia's normality tests; `auditor.selection`), a registered name
-        ("quadratic", "knn", "mlp", "boosting" or one added by `scorers.register`), or an object
+    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
+        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
+        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
+        Mardia's normality tests; `auditor.selection`), a registered name ("quadratic", "knn", "mlp",
+        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the

@@ -17,14 +17,17 @@ from sklearn.linear_model import LogisticRegression
 from .density import DensityScorer
 from .mlp import MLPScorer
 from .preprocessing import Standardiser, Whitener, in_chunks, training_set
+from .segments import SegmentScorer
 from .spline import SplineScorer
 
 #: The registered scorers that scorer="auto" compares. "density" (`auditor.density`) applies to
 #: discrete or low-dimensional outputs only: its fit raises ValueError, and the audit skips it,
 #: when its cells would average fewer than 25 training rows (e.g. Gaussian outputs of 5 or more
-#: dimensions), a check that costs one pass over the first rung's rows. "spline" (`auditor.spline`) is
-#: not a candidate: on the zoo's iSVT4 at eps0 = 0.2 it detected no more than "auto" (docs/results.md).
-AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density")
+#: dimensions), a check that costs one pass over the first rung's rows; "segments" (`auditor.segments`)
+#: applies to outputs with at most one continuous coordinate per row and is skipped likewise. "spline"
+#: (`auditor.spline`) is not a candidate: on the zoo's iSVT4 at eps0 = 0.2 it detected no more than
+#: "auto" (docs/results.md).
+AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density", "segments")
 
 
 @runtime_checkable
@@ -230,3 +233,4 @@ register("mlp", MLPScorer)
 register("boosting", BoostingScorer)
 register("density", DensityScorer)
 register("spline", SplineScorer)
+register("segments", SegmentScorer)

@@ -378,7 +378,7 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--samples", type=parse_count, default=10**6, help="samples per side (default 1e6)")
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed (default: fresh entropy, printed and recorded in report.json)")
-    parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting")
+    parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting, density, spline, segments")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram, float-grid")
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")

@@ -133,6 +133,32 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     return thresholds, predicted
 
 
+def select_test_event(roc: EmpiricalROC, eps0: float, delta0: float, direction: str, n_num: int, n_den: int,
+                      level: float, n_select: tuple[int, int] | None = None):
+    """The threshold whose event is most likely to give a held-out lower bound above delta0.
+
+    For the test of one claim (the verdict) the goal is not the largest predicted bound but the
+    largest probability of rejecting H0: delta(eps0) <= delta0. With B(S) the bound predicted as in
+    `select_events` and sd(S) the standard deviation of num-hat(S) - e^eps0 den-hat(S) summed over the
+    selection sample (`n_select`, sizes (num, den); none if None) and the held-out one, that
+    probability is about Phi((B(S) - delta0) / sd(S)) (normal approximations, a flat prior on the
+    event's true value given its validation estimate), so the event maximising (B - delta0) / sd is
+    chosen. Unlike the largest B, this does not take a tiny event whose predicted bound is barely
+    above 0 over a large one predicted just below it but far more likely to come out above it.
+    Returns (threshold, B at it).
+    """
+    num, den = _event_probabilities(roc, direction)
+    z = stats.norm.isf(level)
+    predicted = bounds.wilson_lower(num, n_num, z) - np.exp(eps0) * bounds.wilson_upper(den, n_den, z)
+    spread = num * (1 - num) / n_num + np.exp(2 * eps0) * den * (1 - den) / n_den
+    if n_select is not None:
+        spread = spread + num * (1 - num) / n_select[0] + np.exp(2 * eps0) * den * (1 - den) / n_select[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(spread > 0, (predicted - delta0) / np.sqrt(spread), -np.inf)
+    k = int(np.argmax(score))
+    return roc.thresholds[k], predicted[k]
+
+
 def event_lower_bound(held, threshold, eps, direction: str, level):
     """Clopper-Pearson lower bound on delta(eps) from one fixed event and held-out counts.
 

@@ -1,7 +1,7 @@
 """The verdict on a claimed (eps0, delta0): one hypothesis test, H0: delta(eps0) <= delta0.
 
-For each direction one event (a level set of the score) is chosen on the validation split; the
-held-out counts give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`,
+For each direction one event (a level set of the score) is chosen on the validation split, the
+one most likely to give a bound above delta0 (`spectrum.select_test_event`); the held-out counts give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`,
 each side of each event at alpha / 4 (a union over the 2 x 2 one-sided statements), and the larger
 bound is compared with delta0. Testing both directions costs a little in the quantile but guards
 against a validation split that favours the wrong one. Measured: choosing the direction on
@@ -141,17 +141,16 @@ def check_claim(claimed) -> tuple[float, float]:
     return eps0, delta0
 
 
-def judge(claimed, roc_valid, held, alpha: float, n_select=None, z_select: float = spectrum.Z_SELECT) -> Verdict:
-    """The verdict on `claimed` from validation ROC (event choice) and held-out counts
-    (`auditor.histogram.ScoreHistogram`)."""
+def judge(claimed, roc_valid, held, alpha: float, n_select=None) -> Verdict:
+    """The verdict on `claimed` from validation ROC (event choice, `spectrum.select_test_event`; its
+    sizes `n_select` = (P, Q)) and held-out counts (`auditor.histogram.ScoreHistogram`)."""
     eps0, delta0 = check_claim(claimed)
     n = {"forward": (held.n_p, held.n_q), "reverse": (held.n_q, held.n_p)}
     events = []
     for direction in spectrum.DIRECTIONS:
         sel = None if n_select is None else (n_select if direction == "forward" else n_select[::-1])
-        threshold, predicted = spectrum.select_events(roc_valid, [eps0], direction, *n[direction], alpha / 4,
-                                                      sel, z_select)
-        events.append((direction, threshold[0]))
+        threshold, _ = spectrum.select_test_event(roc_valid, eps0, delta0, direction, *n[direction], alpha / 4, sel)
+        events.append((direction, threshold))
 
     def lower(level):
         """Best of the two directions' bounds, each side of each event at level / 4."""

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .density import PRIOR
 from .preprocessing import column_atoms, in_chunks, training_set
-
-PRIOR = 0.5  # pseudo-count of each segment on each side, as in auditor.density
 
 
 def _segments(p: np.ndarray, q: np.ndarray, penalty: float) -> np.ndarray:

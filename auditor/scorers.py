@@ -25,9 +25,9 @@ from .spline import SplineScorer
 #: when its cells would average fewer than 25 training rows (e.g. Gaussian outputs of 5 or more
 #: dimensions), a check that costs one pass over the first rung's rows. "spline" (`auditor.spline`)
 #: and "segments" (`auditor.segments`) are not candidates: on the zoo's iSVT4 at eps0 = 0.2 the
-#: spline detected no more than "auto", and the segments scorer, which wins on validation log-loss
-#: wherever it applies, certified a smaller eps_lo than the density scorer on DP-Sniper's
-#: ReportNoisyMax3 and 4 (docs/results.md).
+#: spline detected no more than "auto", and the segments scorer, which won on validation log-loss on
+#: iSVT4 and on report-noisy-max's value, certified a smaller eps_lo than the density scorer on
+#: DP-Sniper's ReportNoisyMax3 and 4 (docs/results.md).
 AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density")
 
 

@@ -151,9 +151,8 @@ class SegmentScorer:
                 if index is None:
                     continue
                 rows = key == atom
-                v = value[rows]
-                segment = np.zeros(v.size, dtype=int) if self._edges[index].size == 0 else \
-                    np.searchsorted(self._edges[index], np.nan_to_num(v), side="right")
+                # an atom without a continuous coordinate has no edges: its one cell
+                segment = np.searchsorted(self._edges[index], value[rows], side="right")
                 out[rows] = self._scores[index][segment]
             return out
 

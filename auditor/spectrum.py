@@ -104,6 +104,14 @@ def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
     return delta, roc.thresholds[best]
 
 
+def _predicted_sides(roc: EmpiricalROC, direction: str, n_num: int, n_den: int, level: float):
+    """(num-hat, den-hat, Wilson lower bound of num, Wilson upper bound of den) of each event, the
+    bounds at the held-out sizes (n_num, n_den) and one-sided level `level`."""
+    num, den = _event_probabilities(roc, direction)
+    z = stats.norm.isf(level)
+    return num, den, bounds.wilson_lower(num, n_num, z), bounds.wilson_upper(den, n_den, z)
+
+
 def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int, n_den: int, level: float,
                   n_select: tuple[int, int] | None = None, z_select: float = Z_SELECT):
     """For each eps, the threshold whose event is predicted to give the largest lower bound.
@@ -116,10 +124,7 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     which curbs the winner's curse of maximising a noisy curve over many thresholds but also
     pushes the choice toward tiny events. Returns (thresholds, predicted bounds).
     """
-    num, den = _event_probabilities(roc, direction)
-    z = stats.norm.isf(level)
-    low_num = bounds.wilson_lower(num, n_num, z)
-    up_den = bounds.wilson_upper(den, n_den, z)
+    num, den, low_num, up_den = _predicted_sides(roc, direction, n_num, n_den, level)
     if n_select is not None:
         low_num = low_num - z_select * np.sqrt(num * (1 - num) / n_select[0])
         up_den = up_den + z_select * np.sqrt(den * (1 - den) / n_select[1])
@@ -147,9 +152,8 @@ def select_test_event(roc: EmpiricalROC, eps0: float, delta0: float, direction: 
     above 0 over a large one predicted just below it but far more likely to come out above it.
     Returns (threshold, B at it).
     """
-    num, den = _event_probabilities(roc, direction)
-    z = stats.norm.isf(level)
-    predicted = bounds.wilson_lower(num, n_num, z) - np.exp(eps0) * bounds.wilson_upper(den, n_den, z)
+    num, den, low_num, up_den = _predicted_sides(roc, direction, n_num, n_den, level)
+    predicted = low_num - np.exp(eps0) * up_den
     spread = num * (1 - num) / n_num + np.exp(2 * eps0) * den * (1 - den) / n_den
     if n_select is not None:
         spread = spread + num * (1 - num) / n_select[0] + np.exp(2 * eps0) * den * (1 - den) / n_select[1]

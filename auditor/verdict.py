@@ -1,8 +1,8 @@
 """The verdict on a claimed (eps0, delta0): one hypothesis test, H0: delta(eps0) <= delta0.
 
 For each direction one event (a level set of the score) is chosen on the validation split, the
-one most likely to give a bound above delta0 (`spectrum.select_test_event`); the held-out counts give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`,
-each side of each event at alpha / 4 (a union over the 2 x 2 one-sided statements), and the larger
+one most likely to give a bound above delta0 (`spectrum.select_test_event`); the held-out counts
+give the Clopper-Pearson lower bounds of `auditor.spectrum.event_lower_bound`, each side of each event at alpha / 4 (a union over the 2 x 2 one-sided statements), and the larger
 bound is compared with delta0. Testing both directions costs a little in the quantile but guards
 against a validation split that favours the wrong one. Measured: choosing the direction on
 validation and testing it at alpha / 2 per side raised the mean bound by 14-23% when the score was

@@ -11,18 +11,14 @@ from ndis.auditor import scorers
 from ndis.auditor.segments import _segments
 
 
-def _brute_force(p, q, penalty):
-    """The least penalised -log-likelihood over all 2^(bins-1) partitions, and its segment starts."""
-    def cost(a, b):
-        return -sum(x * math.log(x / (a + b)) for x in (a, b) if x > 0)
-
-    best = (math.inf, None)
-    for cuts in itertools.product((0, 1), repeat=p.size - 1):
-        starts = [0] + [i + 1 for i, cut in enumerate(cuts) if cut]
-        ends = starts[1:] + [p.size]
-        total = sum(cost(p[s:e].sum(), q[s:e].sum()) + penalty for s, e in zip(starts, ends))
-        best = min(best, (total, starts), key=lambda pair: pair[0])
-    return best
+def _penalised(p, q, starts, penalty):
+    """The objective of `_segments`: -log-likelihood of each segment's label proportion, plus the penalty."""
+    ends = list(starts[1:]) + [p.size]
+    total = 0.0
+    for s, e in zip(starts, ends):
+        a, b = p[s:e].sum(), q[s:e].sum()
+        total += penalty - sum(x * math.log(x / (a + b)) for x in (a, b) if x > 0)
+    return total
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -30,16 +26,12 @@ def test_dynamic_programme_finds_the_optimal_partition(seed):
     rng = np.random.default_rng(seed)
     p, q = rng.integers(0, 40, 8).astype(float), rng.integers(0, 40, 8).astype(float)
     penalty = [0.0, 1.0, 3.0, 10.0, 2.5, 0.5][seed]
-
-    def total(starts):
-        ends = list(starts[1:]) + [p.size]
-        return sum(-sum(x * math.log(x / (a + b)) for x in (a, b) if x > 0) + penalty
-                   for s, e in zip(starts, ends) for a, b in [(p[s:e].sum(), q[s:e].sum())])
-
-    want, _ = _brute_force(p, q, penalty)
+    # brute force over all 2^7 partitions of the 8 bins
+    want = min(_penalised(p, q, [0] + [i + 1 for i, cut in enumerate(cuts) if cut], penalty)
+               for cuts in itertools.product((0, 1), repeat=p.size - 1))
     got = _segments(p, q, penalty)
     assert got[0] == 0 and np.all(np.diff(got) > 0)
-    assert total(list(got)) == pytest.approx(want, rel=1e-12, abs=1e-9)
+    assert _penalised(p, q, list(got), penalty) == pytest.approx(want, rel=1e-12, abs=1e-9)
 
 
 def test_a_step_in_the_ratio_is_found_and_flat_stretches_are_pooled():

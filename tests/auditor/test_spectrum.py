@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ndis.auditor import histogram, spectrum
+from ndis.auditor import bounds, histogram, spectrum
 
 from .conftest import gaussian_delta_reference, optimal_event_probabilities
 
@@ -84,7 +84,6 @@ def test_lower_bound_coverage_over_repeated_runs():
     assert misses / 200 <= 0.2 + 4 * np.sqrt(0.2 * 0.8 / 200)
 
 
-
 def test_test_event_rejects_more_often_than_the_largest_predicted_bound():
     # A nested family measured on iSVT4 (Lyu, Su & Li 2017, Algorithm 3), "all above", eps0 = 0.2:
     # the masses (P, Q) of the five top level cells of a fitted segments score, from 4 x 10^6 samples
@@ -93,8 +92,6 @@ def test_test_event_rejects_more_often_than_the_largest_predicted_bound():
     # it; over 2,000 simulated audits, choosing by the probability of rejection
     # (`select_test_event`) rejects in 68% (measured), by the largest predicted bound in 60%
     # (standard errors about 0.011 each).
-    from ndis.auditor import bounds
-
     eps0, n_held, n_valid, level = 0.2, 500_000, 125_000, 0.05 / 4
     P = np.array([5.10e-4, 5.80e-3, 4.29e-3, 2.49e-2, 1.13e-2])
     Q = np.array([3.45e-4, 4.34e-3, 3.23e-3, 2.07e-2, 9.30e-3])

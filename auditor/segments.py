@@ -20,6 +20,15 @@ score is the smoothed log ratio of its two frequencies, log((c_P + 1/2)/n_P) - l
 as in `auditor.density`; bins have edges at each side's smallest and largest value in the atom too,
 so that a stretch only one input produces (a support edge) can be a segment of its own.
 
+The partition is optimised separately within blocks cut at each atom's `TAILS` quantiles (1%, 3%
+and 10% from either end), so that no segment straddles them. The penalised likelihood weighs a
+stretch by its rows: a flat extreme 1% whose ratio differs by a few percent from the ramp beside it
+barely moves the likelihood and is pooled with the ramp, yet the audit's events at large eps are
+exactly such tails (for a location family with a monotone likelihood ratio, such as Laplace,
+exponential or Gaussian noise on a released value, log p/q is most extreme at the ends). Measured
+on report-noisy-max returning its Laplace value (DP-Sniper's ReportNoisyMax3, true eps 0.25,
+10^7 samples per side, seed 0): eps_lo 0.2323 with one block, 0.2391 with the tail blocks.
+
 Fitting raises ValueError (and `audit(scorer="auto")` skips the candidate) when a training row has
 two or more continuous coordinates, since the output then is not of this form (Gaussian or Laplace
 vectors). Rows of atoms not seen in training score log(n_P / n_Q).
@@ -31,6 +40,9 @@ import numpy as np
 
 from .density import PRIOR
 from .preprocessing import column_atoms, in_chunks, training_set
+
+#: Quantiles of an atom's values from either end at which segments are always cut (module doc).
+TAILS = (0.01, 0.03, 0.1)
 
 
 def _segments(p: np.ndarray, q: np.ndarray, penalty: float) -> np.ndarray:
@@ -66,15 +78,16 @@ class SegmentScorer:
     bin_rows : the fine bins of an atom's values hold about this many training rows (at most
         `max_bins` bins per atom).
     penalty : multiplies the BIC penalty log(n_atom)/2 per segment.
+    tails : quantiles from either end of an atom's values where segments are always cut.
     max_fit : training rows used per side.
     """
 
     name = "segments"
 
     def __init__(self, max_atoms: int = 64, atom_rows: int = 50, bin_rows: int = 50, max_bins: int = 1024,
-                 penalty: float = 1.0, max_fit: int = 10**6):
+                 penalty: float = 1.0, tails=TAILS, max_fit: int = 10**6):
         self.max_atoms, self.atom_rows, self.bin_rows, self.max_bins = max_atoms, atom_rows, bin_rows, max_bins
-        self.penalty, self.max_fit = penalty, max_fit
+        self.penalty, self.tails, self.max_fit = penalty, np.asarray(tails, dtype=float), max_fit
 
     def _split(self, X):
         """(atom key of each row, the released value of each row or NaN, whether a row has two or
@@ -131,12 +144,16 @@ class SegmentScorer:
         bins = int(np.clip(v.size // self.bin_rows, 1, self.max_bins))
         ends = [end for side in (labels == 1, labels == 0) if side.any()
                 for end in (v[side].min(), np.nextafter(v[side].max(), np.inf))]  # support edges
-        inner = np.unique(np.concatenate([np.quantile(v, np.linspace(0, 1, bins + 1))[1:-1], ends]))
+        cuts = np.quantile(v, np.concatenate([self.tails, 1 - self.tails]))
+        cuts = cuts[(cuts > v.min()) & (cuts <= v.max())]
+        inner = np.unique(np.concatenate([np.quantile(v, np.linspace(0, 1, bins + 1))[1:-1], ends, cuts]))
         inner = inner[(inner > v.min()) & (inner <= v.max())]  # bins [edge_i, edge_i+1)
         fine = np.searchsorted(inner, v, side="right")
         p = np.bincount(fine, weights=labels, minlength=inner.size + 1)
         q = np.bincount(fine, minlength=inner.size + 1) - p
-        starts = _segments(p, q, self.penalty * np.log(v.size) / 2)
+        blocks = np.unique(np.concatenate([[0], np.searchsorted(inner, cuts) + 1, [p.size]]))  # the bins cuts start
+        penalty = self.penalty * np.log(v.size) / 2
+        starts = np.concatenate([a + _segments(p[a:b], q[a:b], penalty) for a, b in zip(blocks[:-1], blocks[1:])])
         edges = inner[starts[1:] - 1]
         return edges, np.searchsorted(edges, v, side="right")
 

@@ -53,6 +53,25 @@ def test_a_step_in_the_ratio_is_found_and_flat_stretches_are_pooled():
     np.testing.assert_allclose(scores, want, atol=0.02)
 
 
+def test_the_extreme_percent_is_a_segment_of_its_own():
+    # Q uniform on (0, 1); P has e^0.1 times Q's density ratio on the top 1% of values. One block pools
+    # that 1% with the rest (its likelihood gain, about 4,000 rows x 2 x 0.025^2 = 5 nats, is below the
+    # BIC penalty log(400,000)/2 = 6.4); the tail blocks cut at the 99% quantile and score it apart:
+    # the top segment's smoothed log ratio has a standard error of sqrt(2 / 2,000) = 0.032.
+    rng = np.random.default_rng(0)
+    n, lift = 200_000, math.exp(0.1)
+    v_q = rng.random(n)
+    top = rng.random(n) < 0.01 * lift / (0.01 * lift + 0.99)
+    v_p = np.where(top, 0.99 + 0.01 * rng.random(n), 0.99 * rng.random(n))
+    probe = np.array([[0.5], [0.995]])
+    pooled = scorers.make("segments", tails=()).fit(v_p[:, None], v_q[:, None]).log_odds(probe)
+    assert pooled[1] == pooled[0]
+    scorer = scorers.make("segments").fit(v_p[:, None], v_q[:, None])
+    split = scorer.log_odds(probe)
+    assert np.any(np.abs(scorer._edges[0] - 0.99) < 1e-3), scorer._edges[0]
+    assert split[1] - split[0] == pytest.approx(0.1, abs=3 * 0.032)
+
+
 def test_discrete_outputs_get_the_density_scorers_cells():
     rng = np.random.default_rng(3)
     X_p = rng.choice(3, size=(5_000, 2), p=[0.5, 0.3, 0.2]).astype(float)

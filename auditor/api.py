@@ -88,9 +88,10 @@ def _scorer_factories(scorer) -> list:
     """[(label, factory)] of the scorers to compare: a registered name, "auto", or a Scorer object."""
     if isinstance(scorer, str):
         names = scorers.AUTO_CANDIDATES if scorer == "auto" else (scorer,)
+        options = scorers.AUTO_OPTIONS if scorer == "auto" else {}
         for name in names:
             scorers.make(name)  # unknown names fail here, before any sampling
-        return [(name, lambda name=name: scorers.make(name)) for name in names]
+        return [(name, lambda name=name: scorers.make(name, **options.get(name, {}))) for name in names]
     if isinstance(scorer, scorers.Scorer):
         return [(getattr(scorer, "name", type(scorer).__name__), lambda: scorer)]
     raise TypeError(f"scorer must be 'auto', a registered name ({', '.join(scorers.names())}) or an object "

@@ -103,6 +103,23 @@ def test_segments_does_not_apply_to_vectors_of_continuous_values():
         scorers.make("segments").fit(X_p, X_q)
 
 
+def test_as_an_auto_candidate_it_takes_codes_with_a_value_only():
+    # "auto" makes it with codes_and_value=True: a lone value and codes alone are the density scorer's.
+    rng = np.random.default_rng(5)
+    lone = rng.laplace(size=(5_000, 1)), rng.laplace(0.2, size=(5_000, 1))
+    codes = rng.choice(3, size=(5_000, 2)).astype(float), rng.choice(3, size=(5_000, 2)).astype(float)
+    both = [np.hstack([c, v]) for c, v in zip(codes, lone)]
+    options = scorers.AUTO_OPTIONS["segments"]
+    with pytest.raises(ValueError, match="lone released value"):
+        scorers.make("segments", **options).fit(*lone)
+    with pytest.raises(ValueError, match="discrete codes alone"):
+        scorers.make("segments", **options).fit(*codes)
+    probe = np.hstack([np.zeros((3, 2)), [[-2.0], [0.1], [2.0]]])
+    np.testing.assert_array_equal(scorers.make("segments", **options).fit(*both).log_odds(probe),
+                                  scorers.make("segments").fit(*both).log_odds(probe))
+    assert scorers.make("segments").fit(*lone).log_odds(probe[:, 2:]).shape == (3,)
+
+
 def test_isvt4_flat_violating_stretch_is_scored_above_eps0():
     # iSVT4 (Lyu, Su & Li 2017, Algorithm 3), eps0 = 0.2, "all above" (q = 1^5, q' = 2^5): when the first
     # answer above the threshold is the 4th or 5th and its released value is below 1, log p/q is exactly

@@ -33,8 +33,8 @@ Fitting raises ValueError (and `audit(scorer="auto")` skips the candidate) when 
 two or more continuous coordinates, since the output then is not of this form (Gaussian or Laplace
 vectors). With `codes_and_value=True` (how `audit(scorer="auto")` uses it) it also raises when the
 output is not codes *and* a value: a lone value (no discrete column) or discrete codes alone.
-There the scorer is a histogram like the density scorer's, only with merged cells, and on a lone
-value the density scorer's fixed cells certified more: ReportNoisyMax3 at 2 x 10^8 samples per side
+On codes alone it is the density scorer (one cell per atom); on a lone value it is a histogram
+with merged cells, and there the density scorer's fixed cells certified more: ReportNoisyMax3 at 2 x 10^8 samples per side
 and 90% confidence, eps_lo 0.2478 against 0.2489 (docs/results.md). Rows of atoms not seen in
 training score log(n_P / n_Q).
 """

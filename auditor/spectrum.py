@@ -38,6 +38,12 @@ DIRECTIONS = ("forward", "reverse")
 #: tiny events and the bound to 0, while pure-DP violations at small eps live in large events; the
 #: bounds stay valid for any value, since the held-out counts never choose the event.
 Z_SELECT = 0.0
+#: Multiple of sqrt(2 ln(1/m)) subtracted from an event's predicted rejection score (B - delta0) / sd
+#: in `select_test_event`, m the event's validation mass. Among about 1/m disjoint events of mass m
+#: the largest of their standardized validation errors is about sqrt(2 ln(1/m)) (the maximum of 1/m
+#: normals), so without an allowance a tiny event with a lucky validation ratio beats a large one
+#: that really carries delta(eps0). 0.25 was measured on the zoo's faint violations (docs/results.md).
+MULTIPLICITY = 0.25
 
 
 @dataclass
@@ -149,7 +155,9 @@ def select_test_event(roc: EmpiricalROC, eps0: float, delta0: float, direction: 
     probability is about Phi((B(S) - delta0) / sd(S)) (normal approximations, a flat prior on the
     event's true value given its validation estimate), so the event maximising (B - delta0) / sd is
     chosen. Unlike the largest B, this does not take a tiny event whose predicted bound is barely
-    above 0 over a large one predicted just below it but far more likely to come out above it.
+    above 0 over a large one predicted just below it but far more likely to come out above it. The
+    score is lowered by `MULTIPLICITY` sqrt(2 ln(1/m)), m = (num-hat + den-hat) / 2 the event's mass:
+    a continuous score has ~10^5 level sets, and the smallest ones are many and noisy.
     Returns (threshold, B at it).
     """
     num, den, low_num, up_den = _predicted_sides(roc, direction, n_num, n_den, level)
@@ -159,6 +167,8 @@ def select_test_event(roc: EmpiricalROC, eps0: float, delta0: float, direction: 
         spread = spread + num * (1 - num) / n_select[0] + np.exp(2 * eps0) * den * (1 - den) / n_select[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         score = np.where(spread > 0, (predicted - delta0) / np.sqrt(spread), -np.inf)
+        mass = np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
+    score = score - MULTIPLICITY * np.sqrt(2 * np.log(1 / mass))
     k = int(np.argmax(score))
     return roc.thresholds[k], predicted[k]
 

@@ -125,3 +125,38 @@ def test_test_event_never_picks_an_event_without_spread():
                                 p=np.array([0.0, 0.01, 0.3, 1.0]), q=np.array([0.0, 0.01, 0.3, 1.0]))
     threshold, predicted = spectrum.select_test_event(roc, 0.5, 1e-3, "forward", 10**5, 10**5, 0.0125)
     assert threshold == 1.0 and predicted < 0
+
+
+def test_test_event_allows_for_the_many_small_events_of_a_continuous_score(monkeypatch):
+    # A score with 2,000 level sets of Q-mass 1/2,000 each, ordered by the true ratio: the top 2.5%
+    # has P/Q = e^0.3, the rest is flat, so delta(0.2) = 3.2e-3 lives in the top 2.5% as a whole
+    # (as on the noisy max's Laplace value, Ding et al. 2018). The verdict's test of (0.2, 0) with
+    # 25,000 validation and 100,000 held-out samples per side, over 1,000 simulated audits, with and
+    # without the multiplicity allowance: measured 499 against 455 rejections (seed 2; 46 audits gained,
+    # 2 lost); without it, small top events with lucky validation ratios are chosen.
+    eps0, n_held, n_valid, level, cells = 0.2, 100_000, 25_000, 0.05 / 4, 2_000
+    Q = np.full(cells, 1 / cells)
+    P = Q.copy()
+    P[:50] *= np.exp(0.3)
+    P[50:] *= (1 - P[:50].sum()) / P[50:].sum()
+    thresholds = np.concatenate([[np.inf], -np.arange(cells, dtype=float)])
+    rng = np.random.default_rng(2)
+    rejections = {allowance: np.zeros(1000, dtype=bool) for allowance in (0.0, spectrum.MULTIPLICITY)}
+    for run in range(1000):
+        v_p, v_q = rng.multinomial(n_valid, P) / n_valid, rng.multinomial(n_valid, Q) / n_valid
+        roc = spectrum.EmpiricalROC(thresholds=thresholds, p=np.concatenate([[0], np.cumsum(v_p)]),
+                                    q=np.concatenate([[0], np.cumsum(v_q)]))
+        held_p = np.concatenate([[0], np.cumsum(rng.multinomial(n_held, P))])
+        held_q = np.concatenate([[0], np.cumsum(rng.multinomial(n_held, Q))])
+        for allowance in rejections:
+            monkeypatch.setattr(spectrum, "MULTIPLICITY", allowance)
+            threshold, _ = spectrum.select_test_event(roc, eps0, 0.0, "forward", n_held, n_held, level,
+                                                      (n_valid, n_valid))
+            k = int(np.flatnonzero(thresholds == threshold)[0])
+            bound = (bounds.clopper_pearson_lower(held_p[k], n_held, level)
+                     - np.exp(eps0) * bounds.clopper_pearson_upper(held_q[k], n_held, level))
+            rejections[allowance][run] = bound > 0
+    without, with_ = rejections.values()
+    gained, lost = np.sum(with_ & ~without), np.sum(without & ~with_)
+    # a sign test on the discordant audits: a gain this large has probability < 1e-4 without an effect
+    assert gained - lost > 4 * np.sqrt(gained + lost)

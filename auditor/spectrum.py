@@ -167,7 +167,7 @@ def select_test_event(roc: EmpiricalROC, eps0: float, delta0: float, direction: 
         spread = spread + num * (1 - num) / n_select[0] + np.exp(2 * eps0) * den * (1 - den) / n_select[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         score = np.where(spread > 0, (predicted - delta0) / np.sqrt(spread), -np.inf)
-        mass = np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
+    mass = np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
     score = score - MULTIPLICITY * np.sqrt(2 * np.log(1 / mass))
     k = int(np.argmax(score))
     return roc.thresholds[k], predicted[k]

@@ -84,6 +84,19 @@ def test_lower_bound_coverage_over_repeated_runs():
     assert misses / 200 <= 0.2 + 4 * np.sqrt(0.2 * 0.8 / 200)
 
 
+def _validation_roc(rng, n_valid, P, Q, thresholds):
+    """The ROC of n_valid validation draws per side from cells of masses P, Q (cell i = level set i)."""
+    v_p, v_q = rng.multinomial(n_valid, P) / n_valid, rng.multinomial(n_valid, Q) / n_valid
+    return spectrum.EmpiricalROC(thresholds=thresholds, p=np.concatenate([[0], np.cumsum(v_p)]),
+                                 q=np.concatenate([[0], np.cumsum(v_q)]))
+
+
+def _held_out_rejects(k_p, k_q, n_held, eps0, level):
+    """Whether held-out counts k_p, k_q of an event (n_held per side) give a bound above 0 at eps0."""
+    return (bounds.clopper_pearson_lower(k_p, n_held, level)
+            - np.exp(eps0) * bounds.clopper_pearson_upper(k_q, n_held, level)) > 0
+
+
 def test_test_event_rejects_more_often_than_the_largest_predicted_bound():
     # A nested family measured on iSVT4 (Lyu, Su & Li 2017, Algorithm 3), "all above", eps0 = 0.2:
     # the masses (P, Q) of the five top level cells of a fitted segments score, from 4 x 10^6 samples
@@ -101,9 +114,7 @@ def test_test_event_rejects_more_often_than_the_largest_predicted_bound():
     rng = np.random.default_rng(1)
     rejections = {"largest bound": 0, "rejection probability": 0}
     for _ in range(2000):
-        v_p, v_q = rng.multinomial(n_valid, P) / n_valid, rng.multinomial(n_valid, Q) / n_valid
-        roc = spectrum.EmpiricalROC(thresholds=thresholds, p=np.concatenate([[0], np.cumsum(v_p)]),
-                                    q=np.concatenate([[0], np.cumsum(v_q)]))
+        roc = _validation_roc(rng, n_valid, P, Q, thresholds)
         chosen = {
             "largest bound": spectrum.select_events(roc, [eps0], "forward", n_held, n_held, level)[0][0],
             "rejection probability": spectrum.select_test_event(roc, eps0, 0.0, "forward", n_held, n_held, level,
@@ -112,9 +123,7 @@ def test_test_event_rejects_more_often_than_the_largest_predicted_bound():
         for rule, threshold in chosen.items():
             k = int(np.flatnonzero(thresholds == threshold)[0])
             k_p, k_q = rng.binomial(n_held, cum_p[k]), rng.binomial(n_held, cum_q[k])
-            bound = (bounds.clopper_pearson_lower(k_p, n_held, level)
-                     - np.exp(eps0) * bounds.clopper_pearson_upper(k_q, n_held, level))
-            rejections[rule] += bound > 0
+            rejections[rule] += _held_out_rejects(k_p, k_q, n_held, eps0, level)
     assert rejections["rejection probability"] > rejections["largest bound"] + 80  # 0.04 of 2,000
 
 
@@ -143,9 +152,7 @@ def test_test_event_allows_for_the_many_small_events_of_a_continuous_score(monke
     rng = np.random.default_rng(2)
     rejections = {allowance: np.zeros(1000, dtype=bool) for allowance in (0.0, spectrum.MULTIPLICITY)}
     for run in range(1000):
-        v_p, v_q = rng.multinomial(n_valid, P) / n_valid, rng.multinomial(n_valid, Q) / n_valid
-        roc = spectrum.EmpiricalROC(thresholds=thresholds, p=np.concatenate([[0], np.cumsum(v_p)]),
-                                    q=np.concatenate([[0], np.cumsum(v_q)]))
+        roc = _validation_roc(rng, n_valid, P, Q, thresholds)
         held_p = np.concatenate([[0], np.cumsum(rng.multinomial(n_held, P))])
         held_q = np.concatenate([[0], np.cumsum(rng.multinomial(n_held, Q))])
         for allowance in rejections:
@@ -153,9 +160,7 @@ def test_test_event_allows_for_the_many_small_events_of_a_continuous_score(monke
             threshold, _ = spectrum.select_test_event(roc, eps0, 0.0, "forward", n_held, n_held, level,
                                                       (n_valid, n_valid))
             k = int(np.flatnonzero(thresholds == threshold)[0])
-            bound = (bounds.clopper_pearson_lower(held_p[k], n_held, level)
-                     - np.exp(eps0) * bounds.clopper_pearson_upper(held_q[k], n_held, level))
-            rejections[allowance][run] = bound > 0
+            rejections[allowance][run] = _held_out_rejects(held_p[k], held_q[k], n_held, eps0, level)
     without, with_ = rejections.values()
     gained, lost = np.sum(with_ & ~without), np.sum(without & ~with_)
     # a sign test on the discordant audits: a gain this large has probability < 1e-4 without an effect

@@ -6,12 +6,12 @@ simultaneously over the eps grid, the detectable floor and a verdict on a claime
 `audit_search` first searches the neighbouring pair of query vectors to audit (`pair_search`).
 """
 
-from .api import audit
-from .pair_search import audit_search, search_pair
-from .report import AuditReport
-from .sampling import Batched as batched
-from .sampling import PerSample as per_sample
-from .scorers import Scorer
-from .verdict import Verdict
+from ndis.auditor.api import audit
+from ndis.auditor.pair_search import audit_search, search_pair
+from ndis.auditor.reporting.report import AuditReport
+from ndis.auditor.sampling.adapters import Batched as batched
+from ndis.auditor.sampling.adapters import PerSample as per_sample
+from ndis.auditor.scoring.scorers import Scorer
+from ndis.auditor.statistics.verdict import Verdict
 
 __all__ = ["audit", "audit_search", "search_pair", "AuditReport", "Scorer", "Verdict", "batched", "per_sample"]

@@ -4,8 +4,8 @@ The mechanism's data-dependent set-up is done once per dataset: `sampling` prepa
 for D and one for D', and every chunk (shape probe, training and held-out samples) is drawn from
 them. A black-box neighbour screen prepares each candidate D' once, shares D's sampler, and hands
 the chosen candidate's sampler on to the audit; it spends at most `screen_fraction` of the sample
-budget. Every phase is counted in samples by `auditor.progress.Progress`; Ctrl-C raises
-`auditor.progress.Interrupted`, whose message says what was completed.
+budget. Every phase is counted in samples by `auditor.reporting.progress.Progress`; Ctrl-C raises
+`auditor.reporting.progress.Interrupted`, whose message says what was completed.
 """
 
 from __future__ import annotations
@@ -20,15 +20,22 @@ import numpy as np
 from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
-from . import features as features_module
-from . import claims, gdp, histogram, neighbors, sampling, scorers, selection, spectrum
-from .bounds import detectable_floor, samples_for_floor
-from .certify import DEFAULT_DELTA, SEED_KEY, certify
-from .eureka import eureka_spectrum
-from .exact import exact_curve
-from .progress import Interrupted, Progress
-from .report import AuditReport, versions
-from .verdict import check_claim, judge
+from ndis.auditor.scoring import features as features_module
+from ndis.auditor.statistics import claims
+from ndis.auditor.statistics import gdp
+from ndis.auditor.statistics import histogram
+from ndis.auditor.sampling import neighbors
+from ndis.auditor.sampling import adapters, chunks
+from ndis.auditor.scoring import scorers
+from ndis.auditor.scoring import selection
+from ndis.auditor.statistics import spectrum
+from ndis.auditor.statistics.bounds import detectable_floor, samples_for_floor
+from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify
+from ndis.auditor.eureka import eureka_spectrum
+from ndis.auditor.reporting.exact import exact_curve
+from ndis.auditor.reporting.progress import Interrupted, Progress
+from ndis.auditor.reporting.report import AuditReport, versions
+from ndis.auditor.statistics.verdict import check_claim, judge
 
 METHODS = ("threshold", "eureka")
 _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample streams (0, 1)
@@ -115,7 +122,7 @@ def _output_shape(mech, draws, data, root, executor, name):
         if callable(declared):
             shapes.append(tuple(int(s) for s in np.atleast_1d(declared(dataset))))
             continue
-        probe = sampling.draw(executor, draw, 2, root, (_PROBE_KEY, side), 2, None, desc=f"probe on {label}",
+        probe = chunks.draw(executor, draw, 2, root, (_PROBE_KEY, side), 2, None, desc=f"probe on {label}",
                               name=name, count=False)
         shapes.append(probe.shape[1:])
     if shapes[0] != shapes[1]:
@@ -192,7 +199,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
         callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
-        (see `auditor.neighbors.select`).
+        (see `auditor.sampling.neighbors.select`).
     eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
     n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
         `validation_fraction` validate it), the rest are held out for the estimate and bounds.
@@ -202,7 +209,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
         clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
         outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
-        Mardia's normality tests; `auditor.selection`), a registered name ("quadratic", "knn", "mlp",
+        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
         "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
@@ -213,7 +220,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     claimed : (eps0, delta0) to test, delta0 = 0 for pure DP; gives `report.verdict` ("violation",
         "no violation found" or "inconclusive", never a proof of privacy) and, when not violated and
         delta0 > 0, the samples per side that would make delta0 detectable
-        (`report.info["samples_needed"]`). Anything else is a claimed curve (`auditor.claims`:
+        (`report.info["samples_needed"]`). Anything else is a claimed curve (`auditor.statistics.claims`:
         arrays (eps, delta), a CSV path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`,
         a dp_accounting PLD, accountant or DpEvent), checked at every eps of the grid against the
         simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
@@ -231,23 +238,23 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     exact : optional exact curve (array or callable) for plain callables without an output law.
     train_fraction, max_train, validation_fraction : the split of each side's samples.
     chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
-        of n samples, see `sampling.chunk_size_for`).
+        of n samples, see `chunks.chunk_size_for`).
     progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
         line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
     literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
         fast exact sampler, as a control.
     streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
-        (`auditor.histogram`) and never kept, so memory does not grow with n_samples; the lower
+        (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
         bound, certificates and verdict are exact, the point estimate runs over the edges and its
         error bound is `report.info["estimation"]["sweep_error"]` (also added to the upper band).
         False keeps every held-out score (O(n) memory): the same bounds and verdict, an exact sweep.
 
     Returns
     -------
-    AuditReport; with method="threshold" it certifies an epsilon (`auditor.certify`) at delta = 0,
+    AuditReport; with method="threshold" it certifies an epsilon (`auditor.statistics.certify`) at delta = 0,
     at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`, and a
-    Gaussian-DP parameter with the score's trade-off view (`auditor.gdp`): `report.gdp.mu_lo`.
+    Gaussian-DP parameter with the score's trade-off view (`auditor.statistics.gdp`): `report.gdp.mu_lo`.
 
     Raises
     ------
@@ -278,9 +285,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
         _check_power(eps, sizes[2], alpha)
     progress = Progress.auto(progress)
-    root = sampling.as_seed_sequence(seed)
-    sampler = sampling.as_sampler(mech, literal)
-    executor = sampling.Executor(n_jobs, backend, scheduler, progress)
+    root = chunks.as_seed_sequence(seed)
+    sampler = adapters.as_sampler(mech, literal)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
     relation, rows = _relation(mech, D_prime, neighbor)
     D = _dataset(D, "D", relation is not None)
     screen = evidence = None
@@ -295,7 +302,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
             if D_prime is None:
                 budget = int(screen_fraction * n_samples)
                 row, D_prime, how, draw_D_prime, screen = _choose_neighbour(
-                    mech, sampler, D, draw_D, relation, rows, sampling.chunk_seed(root, _PILOT_KEY), executor,
+                    mech, sampler, D, draw_D, relation, rows, chunks.chunk_seed(root, _PILOT_KEY), executor,
                     dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
                          split=(train_fraction, max_train, validation_fraction)), budget, screen_fraction)
             else:
@@ -420,7 +427,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
-    train = [sampling.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
+    train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
                            desc=f"{prefix}training samples on {label}", name=name)
              for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     timings["sampling_training"] = time.perf_counter() - t
@@ -445,23 +452,23 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     t = time.perf_counter()
     score = _Score(feature_list[f][1], fitted)
     draws = list(zip(range(2), draws, ("D", "D'")))
-    if streaming:  # held-out scores counted where they are drawn (auditor.histogram): memory independent of n
+    if streaming:  # held-out scores counted where they are drawn (auditor.statistics.histogram): memory independent of n
         held = histogram.ScoreHistogram.empty(histogram.edges_for((valid_p, valid_q)))
         binner = histogram.Binner(score, held.edges)
         for side, draw, side_label in draws:
-            sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
+            chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
                           desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
                           fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
     else:
         held = histogram.ScoreHistogram.from_scores(
-            *(sampling.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
+            *(chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
                             desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
               for side, draw, side_label in draws), validation_scores=(valid_p, valid_q))
     timings["sampling_held_out"] = time.perf_counter() - t
 
     t = time.perf_counter()
     evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held,
-                                 sampling.chunk_seed(root, SEED_KEY))
+                                 chunks.chunk_seed(root, SEED_KEY))
     est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
     timings["estimation"] = time.perf_counter() - t
     info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
@@ -483,7 +490,7 @@ def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, 
         index, _, s = pairs[label]
         candidate = factories[s][1]()
         candidate.fit(train[0][:rows, columns[label]], train[1][:rows, columns[label]],
-                      seed=int(sampling.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
+                      seed=int(chunks.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
         return candidate
 
     valid = {label: (train[0][n_fit:, c], train[1][n_fit:, c]) for label, c in columns.items()}

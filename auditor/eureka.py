@@ -19,9 +19,10 @@ import numpy as np
 
 from ndis.core.curve import Curve
 
-from . import bounds, sampling
-from . import features as features_module
-from .mlp import MLPScorer
+from ndis.auditor.statistics import bounds
+from ndis.auditor.sampling import chunks
+from ndis.auditor.scoring import features as features_module
+from ndis.auditor.scoring.mlp import MLPScorer
 
 _MASK_KEY = 3  # spawn-key prefix of the dummy masks
 
@@ -110,7 +111,7 @@ def eureka_spectrum(draws, eps, n_samples, root, executor, chunk, shape, alpha, 
     if min(n_train, n_test) < 50:
         raise ValueError(f"n_samples={n_samples} is too small for the Eureka estimator (need >= 100 per side)")
     _, feature_map = features_module.resolve(features, mech)
-    samples = [sampling.draw(executor, draw, n_samples, root, (side, 0), chunk, shape, feature_map,
+    samples = [chunks.draw(executor, draw, n_samples, root, (side, 0), chunk, shape, feature_map,
                              desc=f"sampling ({label})", name=name)
                for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     level = alpha / (2 * 2 * len(eps))  # two classes, two directions, every eps
@@ -120,7 +121,7 @@ def eureka_spectrum(draws, eps, n_samples, root, executor, chunk, shape, alpha, 
         for part in curves.values():
             part[direction] = np.empty(len(eps))
         for i, e in enumerate(eps):
-            rng = np.random.default_rng(sampling.chunk_seed(root, _MASK_KEY, d_index, i))
+            rng = np.random.default_rng(chunks.chunk_seed(root, _MASK_KEY, d_index, i))
             keep = rng.random(n_samples) < np.exp(-e)  # class-1 draws that are not the dummy
             train_pos, test_pos = pos[:n_train][keep[:n_train]], pos[n_train:][keep[n_train:]]
             train_x = np.concatenate([train_pos, neg[:n_train]])

@@ -42,10 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import audit
-from .progress import Interrupted, Progress
-from .sampling import as_seed_sequence, chunk_seed
-from .verdict import check_claim
+from ndis.auditor.api import audit
+from ndis.auditor.reporting.progress import Interrupted, Progress
+from ndis.auditor.sampling.chunks import as_seed_sequence, chunk_seed
+from ndis.auditor.statistics.verdict import check_claim
 
 #: Pilot objectives, from the pilot's statistics (larger = more evidence of a violation at pilot_eps).
 OBJECTIVES = {

@@ -149,8 +149,8 @@ def huge(n_samples: int, cancer: str) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^5 / 10^6 samples per side")
-    parser.add_argument("--cancer", default=str(pathlib.Path(__file__).resolve().parents[2] / "shared/data/cancer_reg.csv"),
-                        help="path of the county cancer CSV (default ../shared/data/cancer_reg.csv)")
+    parser.add_argument("--cancer", default=datasets.cancer_path(),
+                        help="path of the county cancer CSV (default: $NDIS_CANCER_PATH)")
     parser.add_argument("--skip-large", action="store_true", help="only the Gaussian accuracy run")
     parser.add_argument("--huge", type=float, default=1e8, help="samples per side of part 3 (0 skips it)")
     parser.add_argument("--one", type=float, help=argparse.SUPPRESS)

@@ -1,4 +1,4 @@
-"""Claimed curves against audits and exact curves (`auditor.claims`, `auditor.gdp`).
+"""Claimed curves against audits and exact curves (`auditor.statistics.claims`, `auditor.statistics.gdp`).
 
     python benchmarks/claimed_curves.py [--runs 100] [--samples 1000000] [--only gaussian rp]
 
@@ -23,7 +23,8 @@ import time
 import numpy as np
 
 from ndis import mechanisms, theory
-from ndis.auditor import audit, claims
+from ndis.auditor import audit
+from ndis.auditor.statistics import claims
 
 EPS = np.linspace(0, 2, 41)
 WRONG = (EPS >= 0.2 - 1e-9) & (EPS <= 0.4 + 1e-9)

@@ -1,4 +1,4 @@
-"""Coverage of the certified epsilon eps_lo (`auditor.certify`): eps_lo <= the true eps(delta).
+"""Coverage of the certified epsilon eps_lo (`auditor.statistics.certify`): eps_lo <= the true eps(delta).
 
     python benchmarks/eps_lo_coverage.py [--runs N] [--samples N] [--only laplace histogram gaussian]
 

@@ -39,16 +39,16 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CANCER = ROOT.parent / "shared/data/cancer_reg.csv"
+CANCER = os.environ.get("NDIS_CANCER_PATH")  # the county cancer CSV; the `als` job is skipped without it
 
 
 def jobs(samples: str) -> dict[str, list[str]]:
     """The audits' command-line arguments (the same for both versions), by job name."""
-    return {
-        "readme": ["audit", "als", "--param", "r=10000", "--data", "flights:20000", "--eps", "0:1.5:31", "--seed", "0"],
-        "als": ["audit", "als", "--param", "r=50", "--data", f"cancer:{CANCER}", "--neighbor", "remove:worst",
-                "--eps", "0:2:41", "--samples", samples, "--scorer", "quadratic", "--seed", "0"],
-    }
+    found = {"readme": ["audit", "als", "--param", "r=10000", "--data", "flights:20000", "--eps", "0:1.5:31", "--seed", "0"]}
+    if CANCER:
+        found["als"] = ["audit", "als", "--param", "r=50", "--data", f"cancer:{CANCER}", "--neighbor", "remove:worst",
+                        "--eps", "0:2:41", "--samples", samples, "--scorer", "quadratic", "--seed", "0"]
+    return found
 
 
 def run(command: list[str], env: dict, out: pathlib.Path) -> tuple[float, float]:

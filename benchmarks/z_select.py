@@ -1,4 +1,4 @@
-"""Power and coverage of the grid lower bound for z_select = 1 and 0 (`auditor.spectrum.Z_SELECT`).
+"""Power and coverage of the grid lower bound for z_select = 1 and 0 (`auditor.statistics.spectrum.Z_SELECT`).
 
     python benchmarks/z_select.py [--runs 20] [--samples 100000]
 
@@ -18,7 +18,8 @@ from unittest import mock
 import numpy as np
 
 from ndis import mechanisms
-from ndis.auditor import audit, spectrum
+from ndis.auditor import audit
+from ndis.auditor.statistics import spectrum
 from ndis.mechanisms import zoo
 
 CASES = (("zoo-isvt3", "half half"), ("zoo-isvt1", "half half"), ("zoo-laplace-half", "one above"))

@@ -43,7 +43,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ndis.auditor import audit
-from ndis.auditor.bounds import detectable_floor
+from ndis.auditor.statistics.bounds import detectable_floor
 from ndis.mechanisms import zoo
 
 ALPHA = 0.05

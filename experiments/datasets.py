@@ -25,12 +25,25 @@ CANCER_FEATURES = (
 CANCER_LABEL = "TARGET_deathRate"
 
 
-def cancer_path() -> pathlib.Path:
-    """Where the county cancer CSV is: $NDIS_CANCER_PATH, else shared/data/cancer_reg.csv beside
-    the repository (the reproductions read it from there; it is not redistributed)."""
-    if os.environ.get("NDIS_CANCER_PATH"):
-        return pathlib.Path(os.environ["NDIS_CANCER_PATH"])
-    return pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "cancer_reg.csv"
+#: The county cancer CSV is not shipped (its licence could not be established); point at a copy with this variable.
+CANCER_VARIABLE = "NDIS_CANCER_PATH"
+CANCER_MISSING = (f"the county cancer CSV is not configured: set {CANCER_VARIABLE} to the path of cancer_reg.csv "
+                  "(3047 US counties, 34 columns: the 'OLS Regression Challenge' table on data.world)")
+
+
+def cancer_path() -> pathlib.Path | None:
+    """Where the county cancer CSV is: the path in $NDIS_CANCER_PATH, or None when it is not set."""
+    value = os.environ.get(CANCER_VARIABLE)
+    return pathlib.Path(value) if value else None
+
+
+def optional_cancer(notes: list) -> np.ndarray | None:
+    """The cancer table from $NDIS_CANCER_PATH, or None (and `CANCER_MISSING` appended to `notes`)."""
+    path = cancer_path()
+    if path is None:
+        notes.append(f"Cancer skipped: {CANCER_MISSING}.")
+        return None
+    return cancer(path)
 
 
 def unit_columns(D: np.ndarray) -> np.ndarray:
@@ -122,13 +135,16 @@ def synthetic(n: int = 1000, d: int = 3, seed: int = 0, noise: float = 1.0, norm
 
 
 def load(spec: str) -> np.ndarray:
-    """A dataset by name: `flights`, `flights:ROWS`, `cancer:PATH`, `song:PATH`,
+    """A dataset by name: `flights`, `flights:ROWS`, `cancer:PATH` (or `cancer` with $NDIS_CANCER_PATH), `song:PATH`,
     `synthetic:n=..,d=..,seed=..`, or the path of a numeric CSV (used as it is, no scaling)."""
     name, _, arg = spec.partition(":")
     if name == "flights":
         return flights(int(arg) if arg else None)
     if name == "cancer":
-        return cancer(arg)
+        path = arg or cancer_path()
+        if path is None:
+            raise ValueError(f"cancer needs a path: cancer:PATH, or {CANCER_MISSING}")
+        return cancer(path)
     if name == "song":
         return song(arg)
     if name == "synthetic":

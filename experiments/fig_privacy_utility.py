@@ -58,9 +58,11 @@ def _curves(D: np.ndarray, eps: float, sketches, sigmas) -> pd.DataFrame:
 
 
 def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    cases = [("Cancer", datasets.cancer(datasets.cancer_path())), ("Flight", datasets.flights(rows=20_000 if quick else None))]
+    notes = []
+    cancer = datasets.optional_cancer(notes)
+    cases = ([] if cancer is None else [("Cancer", cancer)]) + [("Flight", datasets.flights(rows=20_000 if quick else None))]
     epsilons = (1.0,) if quick else (0.5, 1.0, 2.0)
-    tables, notes = {}, []
+    tables = {}
     fig, axes = plt.subplots(len(epsilons), len(cases), figsize=(5.5 * len(cases), 4.0 * len(epsilons)), squeeze=False)
     for j, (name, D) in enumerate(cases):
         p = D.shape[1] - 1

@@ -22,9 +22,11 @@ EPS = 1.0
 SKETCH = {"Cancer": 300, "Flight": 1200, "Song": 20000}
 
 
-def cases(quick: bool):
-    """(name, D) for Cancer, Flight (first 20,000 rows when quick) and Song when NDIS_SONG_PATH is set."""
-    found = [("Cancer", datasets.cancer(datasets.cancer_path())), ("Flight", datasets.flights(rows=20_000 if quick else None))]
+def cases(quick: bool, notes: list):
+    """(name, D) for Cancer when NDIS_CANCER_PATH is set (else a note), Flight (first 20,000 rows when
+    quick) and Song when NDIS_SONG_PATH is set."""
+    cancer = datasets.optional_cancer(notes)
+    found = ([] if cancer is None else [("Cancer", cancer)]) + [("Flight", datasets.flights(rows=20_000 if quick else None))]
     if os.environ.get("NDIS_SONG_PATH"):
         found.append(("Song", datasets.song(os.environ["NDIS_SONG_PATH"])))
     return found
@@ -43,11 +45,15 @@ def run_trials(name: str, params: dict, D: np.ndarray, trials: int, seed: int):
     return mech, mech.sample(D, trials, rng)
 
 
-def configurations(methods, quick: bool, seed: int, params_for):
+def configurations(methods, quick: bool, seed: int, params_for, notes: list):
     """Run every (label, mechanism name) of `methods` on every dataset: yields
-    (dataset, D, r, label, name, mechanism, outputs), with params_for(name, r, n) -> parameters."""
+    (dataset, D, r, label, name, mechanism, outputs), with params_for(name, r, n) -> parameters; a
+    dataset that is not available adds its reason to `notes` (once)."""
     trials = 20 if quick else 100
-    for dataset, D in cases(quick):
+    skipped = []
+    found = cases(quick, skipped)
+    notes.extend(note for note in skipped if note not in notes)
+    for dataset, D in found:
         r, n = SKETCH[dataset], D.shape[0]
         for label, name in methods:
             mech, outputs = run_trials(name, params_for(name, r, n), D, trials, seed)

@@ -3,7 +3,7 @@
 The papers' curves are claims: the RP spectrum of Lu et al. (2023) [NDIS] (exact, Thm 2) and the ALS
 spectrum of Lu et al. (2023) [OLS-RP] (asymptotic as r -> inf), both computed by `ndis.theory` for the
 worst removal on a synthetic dataset, are passed to `audit(..., claimed=...)`; the audit's
-simultaneous lower bound refutes a claim wherever it exceeds it (`auditor.claims`). The control is
+simultaneous lower bound refutes a claim wherever it exceeds it (`auditor.statistics.claims`). The control is
 the RP curve of the tests' matrix made 30% too low on eps in [0.2, 0.4]: the audit must refute it
 there and only there, and so must the exact curve, with no sampling (`claims.exceeds`, what
 `ndis theory --claimed-curve` runs).
@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ndis import mechanisms, theory
-from ndis.auditor import audit, claims
+from ndis.auditor import audit
+from ndis.auditor.statistics import claims
 
 from . import datasets
 from .plotting import plt, save

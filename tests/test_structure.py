@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -13,21 +14,30 @@ import textwrap
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: ndis module prefix -> folder of the repository (the package-dir mapping of pyproject.toml)
-PACKAGES = {"ndis": ROOT / "src" / "ndis", "ndis.core": ROOT / "core", "ndis.theory": ROOT / "theory",
-            "ndis.mechanisms": ROOT / "mechanisms", "ndis.mechanisms.libraries": ROOT / "mechanisms" / "libraries",
-            "ndis.auditor": ROOT / "auditor",
-            "ndis.experiments": ROOT / "experiments"}
+SOURCE = ROOT / "src"
+#: the subpackages that keep a top-level folder of the repository, linked into src/ndis
+LINKED = ("core", "theory", "mechanisms", "auditor", "experiments")
 RELATION_NAMES = {"remove", "zero", "replace", "entry"}
 
 
 def _modules() -> dict[str, pathlib.Path]:
-    """Every module of the installed namespace: dotted name -> source file."""
+    """Every module of the installed namespace, subpackages included: dotted name -> source file."""
     found = {}
-    for package, folder in PACKAGES.items():
-        for path in folder.glob("*.py"):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    paths = [pathlib.Path(folder) / file for folder, _, files in os.walk(SOURCE / "ndis", followlinks=True)
+             for file in files if file.endswith(".py")]
+    for path in sorted(paths):
+        parts = path.relative_to(SOURCE).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
+
+
+def test_every_top_level_folder_is_linked_into_the_namespace():
+    for name in LINKED:
+        link = SOURCE / "ndis" / name
+        assert link.is_symlink() and link.resolve() == ROOT / name, f"src/ndis/{name} must link to {name}/"
+    packages = {name for name, path in _modules().items() if path.stem == "__init__"}
+    assert {"ndis.auditor.sampling", "ndis.auditor.scoring", "ndis.auditor.statistics",
+            "ndis.auditor.reporting", "ndis.mechanisms.libraries"} <= packages
 
 
 def _imports(name: str, path: pathlib.Path, modules: dict) -> set[str]:

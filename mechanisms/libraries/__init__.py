@@ -28,7 +28,7 @@ class LibraryCase:
     claimed : (eps, delta) the library documents (or its accountant computes) for this use.
     planted : True for a deliberate misuse whose true privacy is worse than `claimed` (must be flagged).
     n_samples : samples per side the audit-libraries experiment draws.
-    features : the audit's feature map; "float-grid" (`auditor.features.float_grid`) makes the case a
+    features : the audit's feature map; "float-grid" (`auditor.scoring.features.float_grid`) makes the case a
         floating-point probe: does the implementation's output grid tell D from D' (Mironov 2012)?
     """
 

@@ -16,31 +16,38 @@ reproductions), `ndis.core` (validation, eps grids, neighbour relations, curves)
 
 from __future__ import annotations
 
+import ast
 import importlib
+import pathlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.2.0"
 
-#: name -> (module, attribute) of the everyday API
-_API = {
-    "audit": ("ndis.auditor", "audit"),
-    "audit_search": ("ndis.auditor", "audit_search"),
-    "AuditReport": ("ndis.auditor", "AuditReport"),
-    "claimed_curve": ("ndis.auditor.claims", "claimed_curve"),
-    "gaussian_dp": ("ndis.auditor.claims", "gaussian_dp"),
-    "GaussianPair": ("ndis.theory", "GaussianPair"),
-    "Spectrum": ("ndis.theory", "Spectrum"),
-    "spectrum": ("ndis.theory", "spectrum"),
-    "Mechanism": ("ndis.mechanisms", "Mechanism"),
-    "get_mechanism": ("ndis.mechanisms", "get"),
-    "mechanism_names": ("ndis.mechanisms", "names"),
-    "load_dataset": ("ndis.experiments.datasets", "load"),
-}
+if TYPE_CHECKING:  # the one list of the everyday API: read by editors here, and below at run time
+    from ndis.auditor import AuditReport, audit, audit_search
+    from ndis.auditor.statistics.claims import claimed_curve, gaussian_dp
+    from ndis.experiments.datasets import load as load_dataset
+    from ndis.mechanisms import Mechanism
+    from ndis.mechanisms import get as get_mechanism
+    from ndis.mechanisms import names as mechanism_names
+    from ndis.theory import GaussianPair, Spectrum, spectrum
+
+
+def _everyday_api() -> dict[str, tuple[str, str]]:
+    """name -> (module, attribute), read from the TYPE_CHECKING block above without importing it."""
+    tree = ast.parse(pathlib.Path(__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    return {alias.asname or alias.name: (node.module, alias.name) for node in block.body for alias in node.names}
+
+
+_API = _everyday_api()
 _SUBPACKAGES = ("core", "theory", "mechanisms", "auditor", "experiments")
 
 __all__ = ["__version__", *_API, *_SUBPACKAGES]
 
 
 def __getattr__(name: str):
+    """Load an everyday name or a subpackage on first use, so `import ndis` stays cheap."""
     if name in _API:
         module, attribute = _API[name]
         value = getattr(importlib.import_module(module), attribute)

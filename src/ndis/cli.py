@@ -70,7 +70,7 @@ def parse_claimed(text: str | None):
 
 def claimed_curve_option(args, allow_point: bool = True):
     """The claim of --claimed EPS,DELTA, --claimed-curve PATH or --claimed-gdp MU (at most one), or None."""
-    from ndis.auditor import claims
+    from ndis.auditor.statistics import claims
 
     given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
     if len(given) > 1:
@@ -174,7 +174,8 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
 
 def command_audit(args, stream=None) -> None:
     """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
-    from ndis.auditor import audit, html
+    from ndis.auditor import audit
+    from ndis.auditor.reporting import html
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
 
@@ -270,7 +271,7 @@ def command_theory(args) -> None:
     import numpy as np
 
     from ndis import mechanisms, theory
-    from ndis.auditor import claims
+    from ndis.auditor.statistics import claims
     from ndis.experiments import datasets
     from ndis.experiments.plotting import plot_curves
 

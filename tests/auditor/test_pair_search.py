@@ -11,7 +11,7 @@ import pytest
 
 from ndis.auditor import audit, audit_search, search_pair
 from ndis.auditor.pair_search import QueryPairs, _separation
-from ndis.auditor.report import AuditReport
+from ndis.auditor.reporting.report import AuditReport
 from ndis.cli import main
 from ndis.mechanisms import zoo
 
@@ -212,7 +212,7 @@ def test_cli_wrong_use_exits_2_with_one_line(tmp_path, capsys, argv, message):
 
 def test_ctrl_c_stops_the_search_saying_what_was_completed(monkeypatch):
     from ndis.auditor import pair_search
-    from ndis.auditor.progress import Interrupted
+    from ndis.auditor.reporting.progress import Interrupted
 
     calls = []
 

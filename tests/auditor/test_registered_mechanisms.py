@@ -103,7 +103,7 @@ def test_the_set_up_is_done_once_per_side():
 def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
     # D once (shared by the screen and the audit), each candidate D' once; the chosen candidate's
     # sampler is reused by the audit itself.
-    from ndis.auditor import neighbors, sampling
+    from ndis.auditor.sampling import chunks, neighbors
 
     _CountingGaussian.set_ups = []
     D = np.full((8, 1), 0.1)
@@ -113,7 +113,7 @@ def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
                    screen_fraction=1.0)
     assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] == 5
     screened = report.info["screen"]["rows"]
-    assert screened == neighbors.candidate_rows(D, 4, seed=sampling.chunk_seed(sampling.as_seed_sequence(0), 8))
+    assert screened == neighbors.candidate_rows(D, 4, seed=chunks.chunk_seed(chunks.as_seed_sequence(0), 8))
     assert _CountingGaussian.set_ups == [8] + [7] * len(screened)
 
 

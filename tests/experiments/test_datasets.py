@@ -1,12 +1,10 @@
 """Dataset loaders: shapes, the papers' preprocessing, and clear errors."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ndis.experiments import datasets
-
-CANCER = "/work/shared/data/cancer_reg.csv"
-
 
 def test_flights_matches_the_papers_flight_set():
     D = datasets.flights()
@@ -16,11 +14,33 @@ def test_flights_matches_the_papers_flight_set():
     assert datasets.flights(rows=20_000).shape == (20_000, 3)
 
 
-def test_cancer_table_has_twelve_columns_of_B_and_a_label():
-    D = datasets.cancer(CANCER)
+def test_cancer_table_has_twelve_columns_of_B_and_a_label(cancer_csv):
+    D = datasets.cancer(cancer_csv)
     assert D.shape == (3047, 13)
     np.testing.assert_allclose(np.linalg.norm(D, axis=0), 1.0, rtol=1e-12)
     assert np.unique(D[:, -2]).size == 1                  # the constant column
+
+
+def test_cancer_format_on_a_small_synthetic_file(tmp_path, monkeypatch):
+    # the columns of the county table, the features of CANCER_FEATURES among others, a text column and a
+    # missing value: the loader keeps the 11 features, adds the constant, drops the incomplete row
+    rng = np.random.default_rng(1)
+    columns = [*datasets.CANCER_FEATURES, datasets.CANCER_LABEL, "Geography", "PctSomeCol18_24"]
+    table = pd.DataFrame(rng.uniform(1, 100, (20, len(columns))), columns=columns)
+    table["Geography"] = "Some County, Somewhere"
+    table.loc[3, "PctBlack"] = np.nan
+    path = tmp_path / "cancer_reg.csv"
+    table.to_csv(path, index=False)
+    D = datasets.cancer(path)
+    assert D.shape == (19, 13)
+    np.testing.assert_allclose(np.linalg.norm(D, axis=0), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(D[:, -1] * np.linalg.norm(table[datasets.CANCER_LABEL].drop(3)),
+                               table[datasets.CANCER_LABEL].drop(3), rtol=1e-12)
+    monkeypatch.setenv(datasets.CANCER_VARIABLE, str(path))
+    np.testing.assert_array_equal(datasets.load("cancer"), D)   # `cancer` without a path reads $NDIS_CANCER_PATH
+    monkeypatch.delenv(datasets.CANCER_VARIABLE)
+    with pytest.raises(ValueError, match="NDIS_CANCER_PATH"):
+        datasets.load("cancer")
 
 
 def test_song_format_on_a_small_synthetic_file(tmp_path):

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from ndis.experiments import reproduce
+from ndis.experiments import datasets, reproduce
 from ndis.cli import main
 
 
@@ -34,6 +34,14 @@ def test_unknown_reproduction_is_a_usage_error(tmp_path, capsys):
 def test_quick_runs_write_markdown(name, tmp_path):
     reproduce.run(name, out=tmp_path, quick=True)
     assert (tmp_path / name / "results.md").read_text().startswith(f"# {name}")
+
+
+def test_without_the_cancer_table_a_reproduction_runs_on_flight_and_says_how_to_add_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(datasets.CANCER_VARIABLE, raising=False)
+    reproduce.run("fig-privacy-utility", out=tmp_path, quick=True)
+    folder = tmp_path / "fig-privacy-utility"
+    assert sorted(path.name for path in folder.glob("*.csv")) == ["flight-eps1.csv"]
+    assert f"Cancer skipped: {datasets.CANCER_MISSING}" in (folder / "results.md").read_text()
 
 
 def test_rp_table_rows_use_each_schemes_calibration(tmp_path):
@@ -66,13 +74,13 @@ def _quick_table(tmp_path, name, table):
 
 def test_als_spectrum_theory_lies_in_the_audit_band(tmp_path):
     summary = _quick_table(tmp_path, "fig-als-spectrum", "summary")
-    assert set(summary["dataset"]) == {"Cancer", "Flight-20000"}
+    assert set(summary["dataset"]) == {"Flight-20000"} | ({"Cancer"} if datasets.cancer_path() else set())
     assert summary["theory_in_band_all_eps"].all()
     # the estimate at eps = 0 is within 0.05 of the asymptotic theory (20,000 samples per side)
     assert ((summary["estimate_at_eps_0"] - summary["theory_at_eps_0"]).abs() < 0.05).all()
 
 
-def test_rlc_spectrum_noise_lowers_delta_and_theory_is_in_band(tmp_path):
+def test_rlc_spectrum_noise_lowers_delta_and_theory_is_in_band(tmp_path, cancer_csv):
     summary = _quick_table(tmp_path, "fig-rlc-spectrum", "summary").set_index("mechanism")
     assert summary["theory_in_band_all_eps"].all()
     assert summary.loc["M_RLC", "sigma"] > 0 and summary.loc["RLC", "sigma"] == 0

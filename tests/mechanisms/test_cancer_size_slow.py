@@ -1,8 +1,6 @@
-"""Slow validation: fast and literal samplers agree at the papers' Cancer size (county CSV,
-p = 12, r = 300), where the literal sketch is a 300 x 3047 Gaussian matrix per output.
+"""Slow validation: fast and literal samplers agree at the papers' Cancer size (county CSV from
+$NDIS_CANCER_PATH, p = 12, r = 300), where the literal sketch is a 300 x 3047 Gaussian matrix per output.
 Run with `python -m pytest -m slow tests/mechanisms`."""
-
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,14 +10,11 @@ from ndis.experiments.datasets import cancer
 
 from .checks import same_distribution
 
-CSV = pathlib.Path(__file__).resolve().parents[3] / "shared" / "data" / "cancer_reg.csv"
-
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CSV.is_file(), reason="the county cancer CSV is not beside the repository")
 @pytest.mark.parametrize("name", ["als", "rp", "m-als"])
-def test_fast_matches_literal_on_cancer(name):
-    D = cancer(CSV)
+def test_fast_matches_literal_on_cancer(name, cancer_csv):
+    D = cancer(cancer_csv)
     mech = mechanisms.get(name, r=300, **({} if name in ("als", "rp") else dict(eps=1.0, delta=1.0 / len(D))))
     literal = mech.sample_literal(D, 1500, np.random.default_rng(1))
     fast = mech.sample(D, 20_000, np.random.default_rng(2))

@@ -11,7 +11,6 @@ from ndis.experiments.datasets import cancer, flights
 from ndis.theory.als import als_delta, als_log_delta, ols_sigma
 from ndis.theory.gaussian_pair import GaussianPair
 
-CANCER_CSV = "/work/shared/data/cancer_reg.csv"
 LOG_TINY = math.log(1e-300)
 
 
@@ -91,14 +90,14 @@ def test_gaussian_pair_matches_als_on_flights_many_rows():
             compare(pair, leverage, residual, r, 2, eps, rtol_delta=1e-7, rtol_log=1e-7)
 
 
-def test_gaussian_pair_matches_als_on_cancer():
+def test_gaussian_pair_matches_als_on_cancer(cancer_csv):
     # Cancer (p = 12): B^T B has condition number ~8e3 and the residual shares e are as small as
     # 1e-8, so the smallest generalized eigenvalues of the two covariances (2 e / (2 (1 - l - e)) ~ 1e-5)
     # are determined by the float data only to ~1e-8 relative. Perturbing the covariances by 1 ulp
     # moves ln delta by up to ~3e-7 at ln delta ~ -660 and by ~1e-6 relative in the deep tail: that is
     # the conditioning of the problem, not of either method. Hence 1e-7 on delta for delta >= 1e-100
     # (where ln delta varies by < 1e-7 under such perturbations) and 1e-6 relative on ln delta below.
-    D = cancer(CANCER_CSV)
+    D = cancer(cancer_csv)
     eps = np.linspace(-0.5, 3.0, 15)
     r = 300
     for i in pick_rows(D, 2, seed=7):

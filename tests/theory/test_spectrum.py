@@ -51,8 +51,8 @@ def test_generic_output_law_matches_closed_form(small):
     np.testing.assert_allclose(generic.delta, closed.delta, rtol=1e-9)
 
 
-def test_cancer_als_frontier_contains_the_worst_row():
-    D = cancer("/work/shared/data/cancer_reg.csv")
+def test_cancer_als_frontier_contains_the_worst_row(cancer_csv):
+    D = cancer(cancer_csv)
     s = theory.spectrum("als", D, EPS, r=300)
     assert s.delta[0] > s.delta[-1] > 0
     assert not s.exact

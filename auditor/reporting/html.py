@@ -1,0 +1,251 @@
+"""An audit report as HTML: `page` is report.html, one self-contained HTML5 file (the plot inlined
+as a PNG data URI, inline CSS, no scripts, nothing fetched from the network); `summary` is the
+fragment a notebook shows for a report (no plot)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+
+import numpy as np
+
+_STYLE = """
+body { font-family: system-ui, "Segoe UI", "DejaVu Sans", Arial, sans-serif; color: #1d1d1f;
+       max-width: 72rem; margin: 1.5rem auto; padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.5rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.15rem; margin-top: 1.6rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.15rem 0.7rem; text-align: right; border-bottom: 1px solid #eee; }
+th { background: #f4f4f6; }
+td.below { color: #888; font-style: italic; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; }
+.verdict { padding: 0.6rem 0.9rem; border-left: 0.4rem solid; margin: 0.8rem 0; }
+.violation { border-color: #c0392b; background: #fbeceb; }
+.no-violation-found { border-color: #5a6b7d; background: #eef1f4; }
+.inconclusive { border-color: #b7950b; background: #fdf7e3; }
+.refuted { border-color: #c0392b; background: #fbeceb; }
+.not-refuted { border-color: #5a6b7d; background: #eef1f4; }
+.note { color: #555; font-size: 0.9rem; }
+"""
+
+
+def _number(value, digits: int = 4) -> str:
+    """`value` to `digits` significant digits; a dash for None or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "&ndash;"
+    return f"{float(value):.{digits}g}"
+
+
+def _text(value) -> str:
+    return html.escape(str(value))
+
+
+def _verdict(report) -> str:
+    """The verdict box, or a line saying no claim was tested."""
+    v = report.verdict
+    if v is None:
+        return ('<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or '
+                "<code>--claimed</code>).</p>")
+    css = v.label.replace(" ", "-")  # "no violation found" must not carry the class "violation"
+    return (f'<div class="verdict {_text(css)}"><strong>Verdict: {_text(v.label)}</strong> '
+            f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: "
+            f"lower bound {_number(v.lower_bound)}, estimate {_number(v.estimate)}, "
+            f"detectable floor {_number(v.floor, 3)}, "
+            f"direction {_text(v.direction)}, alpha {v.alpha:g}</span></div>")
+
+
+def _certificates(report) -> str:
+    """The certified epsilons (`auditor.statistics.certify`), one row per delta."""
+    if not report.certificates:
+        return '<p class="note">No certified epsilon (it is computed by method="threshold").</p>'
+    note = report.disagreement
+    body = "".join(f"<tr><td>{c.delta:g}</td><td>{_number(c.eps_lo)}</td><td>{_text(c.direction or '-')}</td>"
+                   f"<td>{1 - c.alpha:.0%}</td></tr>" for c in report.certificates)
+    return ('<p>The mechanism is <strong>not</strong> (eps, delta)-DP for any eps &lt; eps_lo (each row a separate '
+            "statement at its confidence; one event chosen on validation data, exact Clopper-Pearson bounds on "
+            "held-out counts).</p><table><thead><tr><th scope=\"col\">delta</th><th scope=\"col\">eps_lo</th>"
+            f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>'
+            + (f'<p class="note">Note: {_text(note)}.</p>' if note else ""))
+
+
+def _claim(report) -> str:
+    """The claimed curve's check (`auditor.statistics.claims`), or nothing when no curve was claimed."""
+    c = report.claim
+    if c is None:
+        return ""
+    css = c.label.replace(" ", "-")  # "not refuted" must not carry the class "refuted"
+    excess = (f"largest excess of the lower bound over the claim: {_number(c.excess, 3)} at eps = {c.eps_excess:g}. "
+              if c.label == "refuted" else "")
+    return (f'<h2>Claimed curve</h2><div class="verdict {_text(css)}"><strong>Claimed curve: {_text(c.label)}'
+            f"</strong> (confidence {c.confidence:.0%}, simultaneous over the grid)<br>{_text(c)}</div>"
+            f'<p class="note">{excess}Refuted where the lower bound, which holds at every eps of the grid and in '
+            "both directions at once, exceeds the claim; the shaded gap between the claim and the point estimate "
+            "on the plot is a hint that the claim may be loose, not a proof (the estimate measures only the "
+            "trained score). Not refuted is never a proof of privacy.</p>")
+
+
+def _gdp(report) -> str:
+    """The certified Gaussian-DP parameter (`auditor.statistics.gdp`)."""
+    g = report.gdp
+    if g is None:
+        return ""
+    return (f"<h2>Gaussian DP</h2><p>{_text(g)}.</p><p class=\"note\">mu_lo = Phi^-1(P_lo) - Phi^-1(Q_hi) for one "
+            "event chosen on validation data, with exact Clopper-Pearson bounds on held-out counts "
+            f"(P_lo = {_number(g.p_lower)}, Q_hi = {_number(g.q_upper)}). The trade-off panel of the plot shows the "
+            "type I and type II errors of the score's tests with a DKW band; a claimed trade-off curve above the "
+            "band is refuted by the score's tests.</p>")
+
+
+def _table(report, rows) -> str:
+    """The curves at the grid indices `rows`; estimates below the detectable floor in grey italics."""
+    names = ["eps", "estimate", "lower bound", "upper band", "floor"]
+    if report.theory is not None:
+        names.append(report.theory_label)
+    if report.claim is not None:
+        names += ["claimed", "refuted"]
+    head = "".join(f'<th scope="col">{_text(name)}</th>' for name in names)
+    body = []
+    for i in rows:
+        below = report.delta[i] < report.floor[i]
+        cells = [f"{report.eps[i]:g}", _number(report.delta[i]), _number(report.delta_lower[i]),
+                 _number(report.delta_upper[i]), _number(report.floor[i], 3)]
+        if report.theory is not None:
+            cells.append(_number(report.theory[i]))
+        if report.claim is not None:
+            cells += [_number(report.claim.claimed[i]), "yes" if report.claim.refuted[i] else "no"]
+        tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>"
+                      for k, c in enumerate(cells))
+        body.append(f"<tr>{tds}</tr>")
+    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _curve_note(report) -> str:
+    """What the exact curve column is."""
+    label = report.theory_label
+    source = report.info.get("theory")
+    if label is None:
+        why = f" ({_text(source)})" if isinstance(source, str) and source.startswith("failed") else ""
+        return f'<p class="note">No exact curve: the mechanism has no Gaussian output law{why}.</p>'
+    meaning = {"exact": "the exact privacy curve of the mechanism's Gaussian output law",
+               "given": "the curve given by the caller (<code>exact=</code>)",
+               "theory": "the reference curve stored with the report"}.get(
+        label, "the curve of the asymptotic normal law (a limit, not the exact law at this size)")
+    return f'<p class="note">The <strong>{_text(label)}</strong> column and curve: {meaning}.</p>'
+
+
+def _plain_text(value) -> str:
+    """A dict as `key=value, ...`; anything else as str."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def _provenance(report) -> str:
+    """Command line, data, neighbour, sizes, seed, timings and versions, as a definition list."""
+    info = report.info
+    items = {"command": info.get("command"), "mechanism": info.get("mechanism"),
+             "kind": info.get("kind"), "parameters": info.get("params"),
+             "data": info.get("data"), "data_prime": info.get("data_prime")}
+    neighbour = info.get("neighbor")
+    if neighbour:
+        items["neighbour"] = f"{neighbour.get('relation')} row {neighbour.get('row')} ({neighbour.get('how')})"
+    items.update({"samples per side": info.get("n_samples"), "split": info.get("sizes"),
+                  "method": info.get("method"), "scorer": info.get("scorer"), "alpha": info.get("alpha")})
+    seed = info.get("seed")
+    if isinstance(seed, dict):
+        items["seed entropy"] = (f"{seed.get('entropy')} (seed={seed.get('entropy')} re-runs the audit exactly)"
+                                 if not seed.get("spawn_key") else seed.get("entropy"))
+        items["seed spawn key"] = seed.get("spawn_key") or None
+    if info.get("backend") is not None:
+        items["sampling"] = f"{info.get('backend')}, n_jobs={info.get('n_jobs')}"
+    items["exact curve source"] = info.get("theory")
+    timings = info.get("timings") or {}
+    items["timings"] = ", ".join(f"{k} {v:.2f} s" for k, v in timings.items() if isinstance(v, (int, float))) or None
+    versions = info.get("versions") or {}
+    items["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None) or None
+    rows = "".join(f"<dt>{_text(k)}</dt><dd>{_text(_plain_text(v))}</dd>" for k, v in items.items() if v is not None)
+    return f"<dl>{rows}</dl>"
+
+
+DPI = 120  # of spectrum.png and of the page's image, which are the same bytes when `ndis audit` writes both
+
+
+def render_png(figure) -> bytes:
+    """The figure as PNG bytes at `DPI`."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def _plot_png(report, title, figure=None, png: bytes | None = None) -> tuple[str, int, int]:
+    """report.plot (or `figure`, the one it returned; `png`, its rendering) as base64 PNG, with its
+    width and height in pixels."""
+    figure = figure or report.plot(title=title)
+    png = png or render_png(figure)
+    width, height = (round(v * DPI) for v in figure.get_size_inches())
+    return base64.b64encode(png).decode("ascii"), width, height
+
+
+def _heading(report, title) -> str:
+    params = report.info.get("params")
+    detail = f" ({_text(_plain_text(params))})" if params else ""
+    return (f"<h1>{_text(title or report.title)}</h1>"
+            f'<p class="note">Black-box audit of <strong>{_text(report.info.get("mechanism", "a mechanism"))}</strong>'
+            f"{detail} with ndis: delta-hat(eps) from samples, a lower bound holding simultaneously over the grid, "
+            f"and the smallest delta the sample size can certify (detectable floor).</p>")
+
+
+def summary(report) -> str:
+    """A notebook summary of `report`: heading, verdict and an 11-row table (no plot)."""
+    rows = np.unique(np.linspace(0, report.eps.size - 1, min(11, report.eps.size)).round().astype(int))
+    return (f"<div>{_heading(report, None)}{_verdict(report)}{_claim(report)}{_certificates(report)}{_gdp(report)}"
+            f"{_table(report, rows)}"
+            f"{_curve_note(report)}</div>")
+
+
+def page(report, title: str | None = None, figure=None, png: bytes | None = None) -> str:
+    """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript;
+    `figure` is report.plot(title=title) when the caller has drawn it already, `png` its rendering
+    (`render_png`) when the caller has made that too."""
+    heading = title or report.title
+    hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
+              " them)." if np.any(report.delta < report.floor) else "")
+    alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
+        f", {report.theory_label} curve" if report.theory_label else "") + (
+        ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
+    png, width, height = _plot_png(report, title, figure, png)
+    panels = "Left: linear delta; middle: log delta; right: the trade-off view (type I vs type II error)." if (
+        report.gdp is not None and report.gdp.tradeoff) else "Left: linear delta; right: log delta."
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_text(heading)}</title>
+<style>{_STYLE}</style>
+</head>
+<body>
+<main>
+{_heading(report, title)}
+<h2>Verdict</h2>
+{_verdict(report)}
+{_claim(report)}
+<h2>Certified epsilon</h2>
+{_certificates(report)}
+{_gdp(report)}
+<h2>Privacy spectrum</h2>
+<figure><img src="data:image/png;base64,{png}" alt="{_text(alt)}" width="{width}" height="{height}">
+<figcaption class="note">{panels}{hollow}</figcaption></figure>
+{_curve_note(report)}
+{_table(report, range(report.eps.size))}
+<h2>Provenance</h2>
+{_provenance(report)}
+</main>
+</body>
+</html>
+"""

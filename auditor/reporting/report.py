@@ -1,0 +1,370 @@
+"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import platform
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ndis.core.curve import Curve
+
+from ndis.auditor.reporting import html
+from ndis.auditor.statistics.certify import Certificate, certify
+from ndis.auditor.statistics.claims import ClaimCheck
+from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
+from ndis.auditor.statistics.spectrum import Evidence
+from ndis.auditor.statistics.verdict import Verdict
+
+#: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
+_COLUMNS = {"delta": ("estimate", "delta"), "delta_lower": ("lower", "delta"), "delta_upper": ("upper", "delta"),
+            "delta_forward": ("estimate", "forward"), "delta_reverse": ("estimate", "reverse"),
+            "lower_forward": ("lower", "forward"), "lower_reverse": ("lower", "reverse"),
+            "upper_forward": ("upper", "forward"), "upper_reverse": ("upper", "reverse")}
+#: The exact-curve columns (null, or absent from the CSV, when there is no exact curve).
+_EXACT_COLUMNS = {"theory": ("exact", "delta"), "theory_forward": ("exact", "forward"),
+                  "theory_reverse": ("exact", "reverse")}
+
+
+def _part(curve: str, part: str) -> property:
+    """A read-only attribute: the `part` ("delta", "forward", "reverse") of the report's `curve`."""
+
+    def get(self):
+        value = getattr(self, curve)
+        return None if value is None else getattr(value, part)
+
+    return property(get, doc=f"`{curve}.{part}`")
+
+
+def versions() -> dict:
+    """Versions of Python and of the numerical libraries an audit depends on."""
+    import importlib.metadata as metadata
+
+    found = {"python": platform.python_version()}
+    for package in ("ndis", "numpy", "scipy", "scikit-learn", "torch", "joblib", "dask", "distributed"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _plain(value):
+    """JSON-ready copy: arrays to lists, numpy scalars to Python, non-finite floats to None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+@dataclass(eq=False)
+class AuditReport:
+    """Result of `auditor.audit`.
+
+    `estimate` is delta-hat in both directions on the eps grid (`delta` = max(delta_forward,
+    delta_reverse)); `lower` the lower bound holding simultaneously over the grid and both
+    directions with probability >= 1 - alpha (`delta_lower`); `upper` bounds (at level alpha) the
+    delta of the trained score's level sets, not the mechanism's (`delta_upper`); `floor` is the
+    smallest delta the sample size can certify (see `auditor.statistics.bounds.detectable_floor`); `exact` the
+    exact curve when the mechanism has an output law (or `exact=` was given), else None (`theory`,
+    `theory_forward`, `theory_reverse`); `verdict` the test of `claimed`, else None. Curves are
+    `ndis.core.curve.Curve` objects. `certificates` are the certified epsilons
+    (`auditor.statistics.certify.Certificate`, one per delta; `eps_lo(delta)`), each at confidence 1 - alpha.
+    `evidence` (not saved in JSON) is the validation ROC and held-out counts of a threshold audit
+    (`auditor.statistics.spectrum.Evidence`), from which `eps_lo` certifies any other delta after the audit.
+    `claim` is the check of a claimed curve (`auditor.statistics.claims.ClaimCheck`), else None; `gdp` the
+    certified Gaussian-DP parameter mu_lo with the trade-off view (`auditor.statistics.gdp.GDPCertificate`).
+    """
+
+    estimate: Curve
+    lower: Curve
+    upper: Curve
+    floor: np.ndarray
+    exact: Curve | None = None
+    verdict: Verdict | None = None
+    certificates: list[Certificate] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    evidence: Evidence | None = field(default=None, repr=False)
+    claim: ClaimCheck | None = None
+    gdp: GDPCertificate | None = None
+
+    @property
+    def eps(self) -> np.ndarray:
+        return self.estimate.eps
+
+    delta, delta_lower, delta_upper = _part("estimate", "delta"), _part("lower", "delta"), _part("upper", "delta")
+    delta_forward, delta_reverse = _part("estimate", "forward"), _part("estimate", "reverse")
+    lower_forward, lower_reverse = _part("lower", "forward"), _part("lower", "reverse")
+    upper_forward, upper_reverse = _part("upper", "forward"), _part("upper", "reverse")
+    theory, theory_forward, theory_reverse = _part("exact", "delta"), _part("exact", "forward"), _part("exact", "reverse")
+
+    def eps_lo(self, delta: float = 0.0) -> float:
+        """The certified epsilon at `delta`: the mechanism is not (eps, delta)-DP for any eps < eps_lo,
+        at confidence 1 - alpha (`auditor.statistics.certify`). The audit certifies 0, 1e-5 and the claimed
+        delta; any other delta is certified here from the audit's `evidence` (a separate statement
+        at 1 - alpha: k of them hold together at 1 - k alpha), which a report read from JSON lacks."""
+        for certificate in self.certificates:
+            if certificate.delta == delta:
+                return certificate.eps_lo
+        if self.evidence is not None:
+            e = self.evidence
+            return certify(e.roc_valid, e.held, delta, self.info["alpha"], n_select=e.n_valid, seed=e.seed).eps_lo
+        known = ", ".join(f"{c.delta:g}" for c in self.certificates) or "none (method='eureka')"
+        raise ValueError(f"no certified epsilon at delta={delta:g}; this report certified it at delta = {known} "
+                         "(other deltas need the audit's evidence, which is not saved in JSON)")
+
+    @property
+    def disagreement(self) -> str | None:
+        """A sentence when the verdict and the certified eps_lo at the claimed delta disagree about the
+        claimed eps (a violation beside eps_lo <= eps0, or none beside eps_lo > eps0), else None. They
+        are two tests, each at 1 - alpha on its own event chosen on the validation split: each holds
+        alone, not both read together, and with few validation rows against many held out the two
+        choices can differ."""
+        v = self.verdict
+        certificate = next((c for c in self.certificates if v is not None and c.delta == v.delta), None)
+        if certificate is None or (certificate.eps_lo > v.eps) == (v.label == "violation"):
+            return None
+        rows = self.info.get("sizes", {}).get("validation")
+        on = f" on {rows:,} validation rows per side" if rows else ""
+        return (f"the verdict ({v.label}) and eps_lo = {certificate.eps_lo:.4g} at delta={v.delta:g} disagree about "
+                f"eps={v.eps:g}: each is a separate test at {1 - v.alpha:.0%} on its own event chosen{on}, valid "
+                f"alone but not both together; more validation rows (a larger max_train) steady the choices")
+
+    def _seed_line(self) -> str | None:
+        seed = self.info.get("seed")
+        if not isinstance(seed, dict) or seed.get("spawn_key"):
+            return None
+        return f"seed entropy {seed['entropy']}: audit(..., seed={seed['entropy']}) or --seed {seed['entropy']} re-runs it exactly"
+
+    def _columns(self) -> dict:
+        """eps, the curve columns, the floor and the exact-curve columns, in the order of the formats."""
+        return {"eps": self.eps, **{name: getattr(self, name) for name in _COLUMNS}, "floor": self.floor,
+                **{name: getattr(self, name) for name in _EXACT_COLUMNS}}
+
+    def to_dict(self) -> dict:
+        out = self._columns()
+        out["verdict"] = None if self.verdict is None else self.verdict.to_dict()
+        out["eps_lo"] = [c.to_dict() for c in self.certificates]
+        out["claim"] = None if self.claim is None else self.claim.to_dict()
+        out["mu_lo"] = None if self.gdp is None else self.gdp.to_dict()
+        out["info"] = self.info
+        return _plain(out)
+
+    def to_json(self, path=None) -> str:
+        """The report as JSON text; also written to `path` when given."""
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, source) -> "AuditReport":
+        """Read a report written by `to_json` (a path or the JSON text)."""
+        text = str(source)
+        if not text.lstrip().startswith("{"):
+            text = pathlib.Path(source).read_text()
+        data = json.loads(text)
+        eps = np.asarray(data["eps"], dtype=float)
+
+        def curve(name, forward, reverse):
+            if data.get(name) is None:
+                return None
+            if data.get(forward) is None or data.get(reverse) is None:  # one given curve for both directions
+                return Curve(eps, data[name], data[name])
+            return Curve(eps, data[forward], data[reverse])
+
+        return cls(estimate=curve("delta", "delta_forward", "delta_reverse"),
+                   lower=curve("delta_lower", "lower_forward", "lower_reverse"),
+                   upper=curve("delta_upper", "upper_forward", "upper_reverse"),
+                   exact=curve("theory", "theory_forward", "theory_reverse"), floor=np.asarray(data["floor"], dtype=float),
+                   verdict=None if data.get("verdict") is None else Verdict(**data["verdict"]),
+                   certificates=[Certificate(**c) for c in data.get("eps_lo") or []],
+                   info=data.get("info", {}),
+                   claim=None if data.get("claim") is None else ClaimCheck(**data["claim"]),
+                   gdp=None if data.get("mu_lo") is None else GDPCertificate(**data["mu_lo"]))
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per eps (write it with `.to_csv`)."""
+        import pandas as pd
+
+        columns = {name: values for name, values in self._columns().items() if values is not None}
+        if self.claim is not None:
+            columns.update(claimed=self.claim.claimed, claim_refuted=self.claim.refuted)
+        return pd.DataFrame(columns)
+
+    def table(self, every: int | None = None) -> str:
+        """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""
+        step = every or max(len(self.eps) // 10, 1)
+        head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        head += " {:>11} {:>8}".format("claimed", "refuted") if self.claim is not None else ""
+        lines = [head]
+        for i in range(0, len(self.eps), step):
+            line = f"{self.eps[i]:7.3f} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
+            if self.theory is not None:
+                line += f" {self.theory[i]:11.4g}"
+            if self.claim is not None:
+                line += f" {self.claim.claimed[i]:11.4g} {'yes' if self.claim.refuted[i] else 'no':>8}"
+            lines.append(line)
+        if self.verdict is not None:
+            lines.append(str(self.verdict))
+        if self.claim is not None:
+            lines.append(str(self.claim))
+        lines += [str(c) for c in self.certificates]
+        if note := self.disagreement:
+            lines.append(f"note: {note}")
+        if self.gdp is not None:
+            lines.append(str(self.gdp))
+        if self._seed_line():
+            lines.append(self._seed_line())
+        return "\n".join(lines)
+
+    @property
+    def theory_label(self) -> str | None:
+        """The exact curve's kind: "exact", "asymptotic (r -> inf)" (or "asymptotic" for a law without
+        a sketch size r), "given", "theory" when unknown; None without an exact curve."""
+        if self.exact is None:
+            return None
+        source = self.info.get("theory")
+        if source == "asymptotic law":
+            return "asymptotic (r -> inf)" if "r" in (self.info.get("params") or {}) else "asymptotic"
+        return {"exact law": "exact", "given": "given"}.get(source, "theory")
+
+    def plot(self, path=None, title: str | None = None):
+        """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
+        log-delta panels; saved to `path` when given. Returns a matplotlib Figure made without
+        pyplot, so the session's backend and figure list are left alone."""
+        from matplotlib.figure import Figure
+
+        tradeoff = None if self.gdp is None else self.gdp.tradeoff
+        figure = Figure(figsize=(16, 4.2) if tradeoff else (11, 4.2))
+        axes = figure.subplots(1, 3 if tradeoff else 2)
+        below = self.delta < self.floor
+        for axis, log in zip(axes, (False, True)):
+            axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
+                              label=f"band (lower: simultaneous {1 - self.info.get('alpha', 0.05):.0%})")
+            axis.plot(self.eps, self.delta_lower, color="tab:red", lw=0.8)
+            axis.plot(self.eps[~below], self.delta[~below], "o", color="tab:red", ms=3.5,
+                      label="estimate (max of both directions)")
+            if below.any():
+                axis.plot(self.eps[below], self.delta[below], "o", color="tab:red", mfc="none", ms=4.5,
+                          label="estimate below detectable floor")
+            if self.theory is not None:
+                axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
+            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
+            if self.claim is not None:
+                self._plot_claim(axis)
+            if self.verdict is not None and (self.verdict.delta > 0 or not log):
+                axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
+            for certificate, style in zip(self.certificates, (":", "-.", "--")):
+                if certificate.eps_lo > 0:  # a vertical line, or a legend entry when beyond the grid
+                    inside = certificate.eps_lo <= self.eps.max()
+                    label = (f"eps_lo at delta={certificate.delta:g}: {certificate.eps_lo:.3g} "
+                             f"({1 - certificate.alpha:.0%}){'' if inside else ', beyond the grid'}")
+                    if inside:
+                        axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2, label=label)
+                    else:
+                        axis.plot([], [], color="tab:green", ls=style, lw=1.2, label=label)
+            axis.set_xlabel("eps")
+            axis.set_ylabel("delta")
+            if log:
+                shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
+                low = max(shown[shown > 0].min(initial=1.0), 1e-12)
+                if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
+                    low = min(low, self.verdict.delta)
+                if self.claim is not None and np.any(self.claim.claimed > 0):
+                    low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
+                axis.set_yscale("log")
+                axis.set_ylim(low / 3, 1.5)
+            axis.grid(alpha=0.3)
+        figure.axes[0].legend(fontsize=8)
+        if tradeoff:
+            self._plot_tradeoff(axes[2], tradeoff)
+        figure.suptitle(title or self.title)
+        figure.tight_layout()
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(html.render_png(figure))
+        return figure
+
+    def _plot_claim(self, axis):
+        """The claimed curve, its refuted points, and the gap between it and the point estimate."""
+        claim = self.claim
+        axis.plot(self.eps, claim.claimed, color="black", lw=1.3, label=f"claimed: {claim.source}")
+        axis.fill_between(self.eps, self.delta, claim.claimed, where=claim.claimed > self.delta, color="grey",
+                          alpha=0.25, label="claim above estimate (a hint of looseness, not proof)")
+        if claim.refuted.any():
+            axis.plot(self.eps[claim.refuted], claim.claimed[claim.refuted], "x", color="black", ms=7,
+                      label=f"refuted ({claim.confidence:.0%}, all points at once)")
+
+    def _plot_tradeoff(self, axis, tradeoff):
+        """Type I vs type II error of the score's tests, its band, and the claim's trade-off function."""
+        a = np.asarray(tradeoff["type_one"], dtype=float)
+        axis.fill_between(a, tradeoff["beta_lower"], tradeoff["beta_upper"], color="tab:red", alpha=0.18,
+                          label=f"band ({1 - tradeoff['alpha']:.0%}, DKW)")
+        axis.plot(a, tradeoff["beta"], color="tab:red", lw=1.2, label="score's tests (held-out ROC)")
+        if self.claim is not None and self.claim.tradeoff is not None:
+            axis.plot(a, self.claim.tradeoff, color="black", lw=1.3, label=f"claimed: {self.claim.source}")
+        if self.gdp.mu_lo > 0:
+            refuted = gaussian_tradeoff(a, self.gdp.mu_lo)
+            axis.plot(a, refuted, ":", color="tab:green", lw=1.2,
+                      label=f"G_mu at mu_lo = {self.gdp.mu_lo:.3g} (refuted, {1 - self.gdp.alpha:.0%})")
+        axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
+        axis.set_xlim(0, 1)
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("type I error")
+        axis.set_ylabel("type II error")
+        axis.set_title("trade-off view", fontsize=10)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+
+    @property
+    def title(self) -> str:
+        """The default title of the plot and of the HTML page."""
+        return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
+                f"({self.info.get('n_samples', '?')} samples per side)")
+
+    def to_html(self, path=None, title: str | None = None, figure=None, png: bytes | None = None) -> str:
+        """The report as one self-contained HTML5 page (`auditor.reporting.html.page`); also written to `path`.
+        `figure`: what `plot(title=title)` returned, to reuse instead of drawing it again; `png`: its
+        rendering (`auditor.reporting.html.render_png`), to reuse instead of rendering it again."""
+        text = html.page(self, title, figure, png)
+        if path is not None:
+            path = pathlib.Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return text
+
+    def __repr__(self) -> str:
+        lines = [f"AuditReport of {self.info.get('mechanism', 'a mechanism')}: {self.info.get('n_samples', '?')} "
+                 f"samples per side, eps {self.eps.min():g} to {self.eps.max():g} ({self.eps.size} points)"]
+        i = int(np.argmax(self.delta))
+        lines.append(f"  max estimate {self.delta[i]:.4g} at eps {self.eps[i]:g} "
+                     f"(lower bound {self.delta_lower[i]:.4g}, floor {self.floor[i]:.3g})")
+        if self.theory is not None:
+            lines.append(f"  {self.theory_label} curve: max {np.max(self.theory):.4g}")
+        lines.append(f"  verdict: {self.verdict}" if self.verdict is not None else "  no claim tested")
+        if self.certificates:
+            values = ", ".join(f"{c.eps_lo:.4g} at delta={c.delta:g}" for c in self.certificates)
+            lines.append(f"  certified eps_lo (not (eps, delta)-DP for eps < eps_lo): {values}, "
+                         f"each at {1 - self.certificates[0].alpha:.0%} confidence")
+        if note := self.disagreement:
+            lines.append(f"  note: {note}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return html.summary(self)

@@ -1,0 +1,152 @@
+"""Held-out scores as counts on fixed edges: exact at every event the audit tests, mergeable, bounded memory.
+
+Every event the audit tests — the level sets {s >= t} behind the lower bound, the certified
+epsilons and the verdict — is chosen on the validation split, so its threshold t is a validation
+score. A histogram of the held-out scores whose edges include every validation score therefore
+gives the exact held-out count of every such event, in memory that does not grow with the number
+of held-out samples: chunks are counted where they are drawn and only integer counts travel and
+are added (in any order: the sum is the same on 1, 2 or N workers, with joblib or Dask).
+
+The point estimate delta-hat(eps) = max_t P-hat(S_t) - e^eps Q-hat(S_t) runs over the held-out
+thresholds; on the histogram it runs over the edges only. For t between consecutive edges a < b,
+S_t lies between S_b and S_a, so the full sweep exceeds the edge sweep by at most
+
+    err(eps) = max over bins of min(P-hat(bin), e^eps Q-hat(bin))      (forward; swapped in reverse),
+
+which `ScoreHistogram.sweep_error` computes from the counts and the audit reports beside the
+estimate (and adds to the upper band, which stays valid). Extra edges between validation scores
+(`edges_for`) make the bins, and so the error, smaller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ndis.auditor.statistics.spectrum import EmpiricalROC
+
+#: Parts per local mean gap between consecutive distinct validation scores (`edges_for`): the sweep
+#: error is about the held-out mass of one part.
+REFINE = 4
+#: Gaps in the local mean, the most parts a gap is cut into, doublings of distance beyond the extremes.
+WINDOW, MAX_PARTS, DOUBLINGS = 64, 1024, 40
+
+
+def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
+    """Ascending edges: every distinct validation score, and equally spaced points inside each gap
+    between consecutive finite ones. A gap holds about 1/n of the mass, but the largest of n
+    spacings holds about log(n)/n, so a gap is cut into `refine` parts per local mean gap (the mean
+    of the `WINDOW` gaps around it) it spans: bins of about 1/(refine n) each. Beyond the extreme
+    validation scores, where the larger held-out sample reaches further, edges at `refine` per
+    doubling of the distance, up to 2^`DOUBLINGS` local mean gaps."""
+    values = np.unique(np.concatenate([np.ravel(v) for v in validation_scores]).astype(float))
+    if np.isnan(values).any():
+        raise ValueError("the scorer returned NaN on validation samples")
+    finite = values[np.isfinite(values)]
+    if refine <= 1 or finite.size < 2:
+        return values
+    gaps = np.diff(finite)
+    half = min(WINDOW // 2, gaps.size)
+    padded = np.concatenate([np.full(half, gaps[:half].mean()), gaps, np.full(half, gaps[-half:].mean())])
+    # A moving mean by convolution, not by differences of a cumulative sum: those cancel to 0 (or
+    # below) where tiny gaps follow large ones, e.g. scores spanning +-700 with gaps of 1e-15.
+    local = np.convolve(padded, np.full(2 * half + 1, 1.0 / (2 * half + 1)), mode="valid")
+    parts = np.clip(np.ceil(refine * gaps / local), 1, MAX_PARTS).astype(np.int64)
+    inner_per_gap = parts - 1
+    first = np.repeat(np.cumsum(inner_per_gap) - inner_per_gap, inner_per_gap)
+    j = np.arange(first.size) - first + 1  # 1 .. parts - 1 within each gap
+    inner = np.repeat(finite[:-1], inner_per_gap) + j * np.repeat(gaps / parts, inner_per_gap)
+    reach = 2.0 ** (np.arange(1, DOUBLINGS * refine + 1) / refine) - 1
+    return np.unique(np.concatenate([values, inner, finite[0] - local[0] * reach, finite[-1] + local[-1] * reach]))
+
+
+class Binner:
+    """Picklable chunk transform: the scores of a chunk as sparse bin counts (bin indices, counts).
+
+    Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf)."""
+
+    def __init__(self, score, edges: np.ndarray):
+        self.score, self.edges = score, edges
+
+    def __call__(self, samples):
+        scores = np.asarray(self.score(samples), dtype=float).ravel()
+        if np.isnan(scores).any():
+            raise ValueError(f"the scorer returned NaN for {int(np.isnan(scores).sum())} held-out samples")
+        return np.unique(np.searchsorted(self.edges, scores, side="right"), return_counts=True)
+
+
+@dataclass
+class ScoreHistogram:
+    """Counts of the held-out scores of P = M(D) (`p`) and Q = M(D') (`q`) in the m + 1 bins of `edges`;
+    `complete` when the edges include every held-out score (then the edge sweep is the full sweep)."""
+
+    edges: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    complete: bool = False
+    _above: tuple | None = field(default=None, init=False, repr=False, compare=False)  # `_survival`'s cache
+
+    @classmethod
+    def empty(cls, edges: np.ndarray) -> "ScoreHistogram":
+        return cls(edges, np.zeros(edges.size + 1, np.int64), np.zeros(edges.size + 1, np.int64))
+
+    @classmethod
+    def from_scores(cls, scores_p, scores_q, validation_scores) -> "ScoreHistogram":
+        """The histogram of whole held-out score arrays (the in-memory path), on edges that include
+        every validation and held-out score: exact counts and an exact sweep."""
+        hist = cls.empty(edges_for([*validation_scores, scores_p, scores_q], refine=1))
+        binner = Binner(np.asarray, hist.edges)
+        hist.add(binner(scores_p), "p")
+        hist.add(binner(scores_q), "q")
+        hist.complete = True
+        return hist
+
+    def add(self, sparse, side: str) -> "ScoreHistogram":
+        """Add one chunk's (bin indices, counts) to side "p" or "q"; returns self (a fold step)."""
+        bins, counts = sparse
+        np.add.at(self.p if side == "p" else self.q, bins, counts)
+        self._above = None
+        return self
+
+    @property
+    def n_p(self) -> int:
+        return int(self.p.sum())
+
+    @property
+    def n_q(self) -> int:
+        return int(self.q.sum())
+
+    def counts(self, threshold) -> tuple[np.ndarray, np.ndarray]:
+        """(k_p, k_q): the numbers of held-out scores >= threshold, exact for thresholds that are edges
+        or +-inf (ValueError otherwise: a threshold between edges has no exact count here)."""
+        t, m = np.asarray(threshold, dtype=float), self.edges.size
+        index = np.searchsorted(self.edges, t, side="left")
+        exact = (index < m) & (self.edges[np.minimum(index, m - 1)] == t)
+        if not np.all(exact | np.isinf(t)):
+            raise ValueError("a threshold that is not an edge of the held-out histogram has no exact count")
+        at = np.where(exact, index + 1, np.where(t > 0, m + 1, 0))  # +-inf off the edges: empty / everything
+        above_p, above_q = self._survival()
+        return above_p[at], above_q[at]
+
+    def _survival(self):
+        """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing); kept until the next `add`."""
+        if self._above is None:
+            self._above = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
+        return self._above
+
+    def roc(self) -> EmpiricalROC:
+        """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space."""
+        above_p, above_q = self._survival()
+        return EmpiricalROC(thresholds=np.concatenate([[np.inf], self.edges[::-1], [-np.inf]]),
+                            p=above_p[::-1] / max(self.n_p, 1), q=above_q[::-1] / max(self.n_q, 1))
+
+    def sweep_error(self, eps, direction: str) -> np.ndarray:
+        """err(eps): how much the held-out sweep over all thresholds can exceed the sweep over the edges."""
+        if self.complete:
+            return np.zeros(np.size(eps))
+        p, q = self.p / max(self.n_p, 1), self.q / max(self.n_q, 1)
+        num, den = (p, q) if direction == "forward" else (q, p)
+        occupied = (num > 0) & (den > 0)
+        num, den = num[occupied], den[occupied]
+        return np.array([float(np.max(np.minimum(num, np.exp(e) * den), initial=0.0)) for e in np.ravel(eps)])

@@ -1,0 +1,179 @@
+"""AuditReport's plot (curve kind, claimed point, points below the floor, no pyplot state), its
+short repr, report.html's structure, and Curve's repr."""
+
+import dataclasses
+from html.parser import HTMLParser
+
+import matplotlib
+import numpy as np
+import pytest
+
+from ndis import theory
+from ndis.auditor.statistics.certify import Certificate
+from ndis.auditor.reporting.report import AuditReport
+from ndis.auditor.statistics.verdict import Verdict
+from ndis.core.curve import Curve
+
+from ..conftest import gaussian_delta_reference
+
+EPS = np.linspace(0, 2, 41)
+INFO = {"mechanism": "als", "params": {"r": 300}, "n_samples": 20000, "alpha": 0.05, "theory": "asymptotic law",
+        "seed": {"entropy": 1234, "spawn_key": []}, "neighbor": {"relation": "remove", "row": 7, "how": "mechanism"},
+        "sizes": {"fit": 7500, "validation": 2500, "held_out": 10000}, "timings": {"total": 3.5, "training": 1.25},
+        "versions": {"python": "3.11", "ndis": "0.2.0"}, "command": "ndis audit als --param r=300 --claimed 1,1e-08"}
+
+
+def make_report(source="asymptotic law", claimed_delta=1e-8, **info) -> AuditReport:
+    """A 41-point report: estimate near the Gaussian curve (mu = 1), the last points below the floor."""
+    exact = gaussian_delta_reference(EPS, 1.0)
+    estimate = exact * (1 + 0.05 * np.sin(7 * EPS))
+    floor = 0.02 * np.exp(EPS / 2)
+    verdict = Verdict("inconclusive", 1.0, claimed_delta, 0.95, 0.0, 0.05, 0.03, "forward", 0.05)
+    return AuditReport(estimate=Curve(EPS, estimate, 0.9 * estimate),
+                       lower=Curve(EPS, np.maximum(0.8 * estimate - floor, 0), np.zeros_like(EPS)),
+                       upper=Curve(EPS, 1.2 * estimate + floor, 1.2 * estimate), floor=floor,
+                       exact=Curve(EPS, exact, exact), verdict=verdict, info={**INFO, "theory": source, **info})
+
+
+def legend_labels(figure) -> list[str]:
+    return [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("source,params,label", [("exact law", {"r": 300}, "exact"),
+                                                 ("asymptotic law", {"r": 300}, "asymptotic (r -> inf)"),
+                                                 ("asymptotic law", {"m": 5}, "asymptotic"),
+                                                 ("given", None, "given")])
+def test_the_exact_curve_is_labelled_by_its_kind(source, params, label):
+    report = make_report(source, params=params)
+    assert report.theory_label == label
+    labels = legend_labels(report.plot())
+    assert label in labels and (label == "exact") == ("exact" in labels)
+
+
+def test_the_claimed_point_stays_on_the_log_panel_below_the_floor():
+    report = make_report(claimed_delta=1e-9)
+    low, high = report.plot().axes[1].get_ylim()
+    assert low < 1e-9 < high and report.verdict.delta < report.floor.min()
+
+
+def test_points_below_the_floor_are_hollow_with_their_own_legend_entry():
+    report = make_report()
+    below = report.delta < report.floor
+    assert below.any() and not below.all()
+    figure = report.plot()
+    lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
+    hollow, filled = lines["estimate below detectable floor"], lines["estimate (max of both directions)"]
+    np.testing.assert_array_equal(hollow.get_xdata(), EPS[below])
+    np.testing.assert_array_equal(filled.get_xdata(), EPS[~below])
+    assert hollow.get_markerfacecolor() == "none" and filled.get_markerfacecolor() != "none"
+    assert "estimate below detectable floor" in legend_labels(figure)
+
+
+def test_plot_leaves_the_backend_and_pyplot_alone(monkeypatch, tmp_path):
+    import matplotlib.pyplot as plt
+
+    def no_switch(*args, **kwargs):
+        raise AssertionError("report.plot switched the matplotlib backend")
+
+    backend, figures = matplotlib.get_backend(), plt.get_fignums()
+    monkeypatch.setattr(matplotlib, "use", no_switch)
+    figure = make_report().plot(tmp_path / "spectrum.png")
+    assert matplotlib.get_backend() == backend and plt.get_fignums() == figures
+    assert isinstance(figure, matplotlib.figure.Figure)
+    assert (tmp_path / "spectrum.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_report_repr_is_short_and_the_dataclass_intact():
+    report = make_report()
+    text = repr(report)
+    assert len(text) < 1000 and text.count("\n") <= 5
+    assert "als" in text and "20000" in text and "inconclusive" in text and "asymptotic (r -> inf)" in text
+    summary = report._repr_html_()
+    assert "<table>" in summary and "Verdict: inconclusive" in summary and "data:image" not in summary
+    assert [f.name for f in dataclasses.fields(report)] == ["estimate", "lower", "upper", "floor", "exact",
+                                                           "verdict", "certificates", "info", "evidence",
+                                                           "claim", "gdp"]
+    assert report == report and report != make_report()  # eq=False: identity
+
+
+def test_curve_and_spectrum_reprs_are_short():
+    curve = Curve(EPS, gaussian_delta_reference(EPS, 1.0), 0.5 * gaussian_delta_reference(EPS, 1.0))
+    assert repr(curve) == "Curve(41 eps in [0, 2], max delta 0.3829 at eps 0, larger direction: forward)"
+    assert curve._repr_html_().count("<tr>") == 12
+    D = np.random.default_rng(0).standard_normal((50, 3))
+    spectrum = theory.spectrum("rp", D, EPS, r=10)
+    assert repr(spectrum).startswith("Spectrum(41 eps") and len(repr(spectrum)) < 200
+    assert dataclasses.fields(spectrum)[:3] == dataclasses.fields(curve)
+
+
+class _Checker(HTMLParser):
+    """Tag nesting, external references and the text of an HTML5 page."""
+
+    VOID = {"meta", "img", "br", "link", "input", "hr", "source"}
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.errors, self.tags, self.text, self.doctype = [], [], [], [], None
+
+    def handle_decl(self, decl):
+        self.doctype = decl
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.errors.append(f"unbalanced </{tag}>")
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_the_html_page_is_self_contained_html5(tmp_path):
+    report = make_report()
+    text = report.to_html(tmp_path / "sub" / "report.html")
+    assert (tmp_path / "sub" / "report.html").read_text(encoding="utf-8") == text
+    checker = _Checker()
+    checker.feed(text)
+    checker.close()
+    assert checker.doctype == "DOCTYPE html" and not checker.errors and not checker.open
+    names = [tag for tag, _ in checker.tags]
+    assert names[:2] == ["html", "head"] and names.count("title") == 1 and "script" not in names
+    assert "link" not in names and "http" not in text.replace("http-equiv", "")
+    (img,) = [attrs for tag, attrs in checker.tags if tag == "img"]
+    assert img["src"].startswith("data:image/png;base64,") and img["alt"]
+    assert names.count("tr") == EPS.size + 1
+    words = " ".join(checker.text)
+    for expected in ("Verdict: inconclusive", "asymptotic (r -> inf)", INFO["command"], "1234", "held_out=10000",
+                     "remove row 7", "total 3.50 s", "ndis 0.2.0", "below"):
+        assert expected in words or expected in text, expected
+
+
+def test_the_verdict_box_is_styled_by_its_whole_label():
+    # "no violation found" must not pick up the style of the word "violation" (red box)
+    from dataclasses import replace
+
+    report = make_report()
+    report.verdict = replace(report.verdict, label="no violation found")
+    page = report.to_html()
+    assert 'class="verdict no-violation-found"' in page and 'class="verdict violation' not in page
+
+
+@pytest.mark.parametrize("label,eps_lo,disagree", [("no violation found", 1.2, True), ("no violation found", 1.0, False),
+                                                   ("violation", 0.8, True), ("violation", 1.3, False),
+                                                   ("inconclusive", 0.9, False)])
+def test_a_verdict_and_eps_lo_that_disagree_about_the_claimed_eps_are_pointed_out(label, eps_lo, disagree):
+    """eps_lo > eps0 refutes (eps0, delta0) by itself (not DP for any eps < eps_lo); eps_lo = eps0 does not."""
+    report = make_report(claimed_delta=1e-8)
+    report.verdict = dataclasses.replace(report.verdict, label=label)
+    report.certificates = [Certificate(0.0, 2.0, 0.05, "forward"), Certificate(1e-8, eps_lo, 0.05, "forward")]
+    text = report.disagreement
+    assert (text is not None) == disagree
+    if disagree:
+        assert f"eps_lo = {eps_lo:.4g} at delta=1e-08" in text and "2,500 validation rows" in text
+        assert f"note: {text}" in report.table() and f"note: {text}" in repr(report)
+        assert "Note: the verdict" in report.to_html()
+    else:
+        assert "note:" not in report.table() and "Note: the verdict" not in report.to_html()

@@ -1,0 +1,32 @@
+"""Editors can follow our imports: in the editable install, jedi (the engine behind most editors'
+go-to-definition) resolves the everyday names to the files that define them."""
+
+import pathlib
+import sys
+
+import pytest
+
+jedi = pytest.importorskip("jedi")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+CASES = [
+    ("from ndis.theory import gaussian_delta\ngaussian_delta", "theory/gaussian.py", "def gaussian_delta"),
+    ("from ndis.auditor.api import audit\naudit", "auditor/api.py", "def audit"),
+    ("import ndis\nndis.audit", "auditor/api.py", "def audit"),
+    ("import ndis\nndis.get_mechanism", "mechanisms/registry.py", "def get"),
+    ("from ndis.auditor.statistics.bounds import detectable_floor\ndetectable_floor", "auditor/statistics/bounds.py",
+     "def detectable_floor"),
+]
+
+
+@pytest.mark.parametrize("source,relative,definition", CASES)
+def test_go_to_definition_reaches_the_defining_file(source, relative, definition, tmp_path):
+    environment = jedi.create_environment(sys.prefix, safe=False)  # the interpreter's own sys.path, as an editor sees it
+    lines = source.splitlines()
+    script = jedi.Script(source, path=tmp_path / "user_code.py", environment=environment)
+    found = script.goto(len(lines), len(lines[-1]), follow_imports=True)
+    assert found, f"jedi found no definition for {lines[-1]!r}"
+    path = pathlib.Path(found[0].module_path).resolve()
+    assert path == (ROOT / relative).resolve()
+    assert path.read_text().splitlines()[found[0].line - 1].startswith(definition)

@@ -14,13 +14,31 @@ import weakref
 import numpy as np
 
 
+def _float_array(value, name: str) -> np.ndarray:
+    """`value` as a float64 array (TypeError or ValueError from numpy when it is not numbers), with a
+    TypeError naming `name` for complex numbers, whose imaginary part numpy's cast would drop with
+    only a warning."""
+    array = np.asarray(value)
+    if np.iscomplexobj(array):
+        raise _ComplexInput(f"{name} holds complex numbers, which ndis does not take (their imaginary part would be "
+                            "lost): pass the real part and imaginary part as separate real values (np.real, np.imag)")
+    return array.astype(np.float64, copy=False)
+
+
+class _ComplexInput(TypeError):
+    """Complex numbers where real ones are needed (kept apart from numpy's own conversion errors)."""
+
+
 def as_finite_array(value, name: str) -> np.ndarray:
-    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf. An array already
-    validated (by `as_data` or `register`) is returned as it is, without a second scan."""
+    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf (TypeError for complex
+    numbers). An array already validated (by `as_data` or `register`) is returned as it is, without a
+    second scan."""
     if _validated(value) is not None:
         return value
     try:
-        array = np.asarray(value, dtype=float)
+        array = _float_array(value, name)
+    except _ComplexInput:
+        raise
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be numeric: {error}") from None
     if not np.all(np.isfinite(array)):
@@ -173,7 +191,9 @@ def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
     with D, so D must not be modified while the view is in use."""
     known = _validated(D) is not None
     try:
-        array = D if known else np.asarray(D, dtype=np.float64)
+        array = D if known else _float_array(D, name)
+    except _ComplexInput:
+        raise
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a numeric 2-D array (rows = records)") from None
     if array.ndim != 2:

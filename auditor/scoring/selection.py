@@ -78,8 +78,16 @@ def checked_log_odds(scorer, X, label: str) -> np.ndarray:
 
 def row_losses(scorer, X_p, X_q, label: str = "scorer") -> tuple[np.ndarray, np.ndarray]:
     """Per-row cross-entropies of the scorer's log-odds on (X_p label 1, X_q label 0), in nats
-    (`checked_log_odds`)."""
-    return -log_expit(checked_log_odds(scorer, X_p, label)), -log_expit(-checked_log_odds(scorer, X_q, label))
+    (`checked_log_odds`). A ValueError when the scorer calls a row impossible on the side it was
+    drawn from (log-odds -inf for a row of P, +inf for a row of Q): an overflow or a broken scorer,
+    whose level sets would test nothing."""
+    scores_p, scores_q = checked_log_odds(scorer, X_p, label), checked_log_odds(scorer, X_q, label)
+    wrong_p, wrong_q = int(np.sum(scores_p == -np.inf)), int(np.sum(scores_q == np.inf))
+    if wrong_p or wrong_q:
+        raise ValueError(f"the scorer {label!r} returned log-odds -inf for {wrong_p:,} validation rows drawn from M(D) "
+                         f"and +inf for {wrong_q:,} drawn from M(D'), calling outputs that occurred impossible (an "
+                         "overflow, or a bug in the scorer)")
+    return -log_expit(scores_p), -log_expit(-scores_q)
 
 
 def log_loss(scorer, X_p, X_q) -> float:

@@ -130,3 +130,20 @@ def test_the_eureka_classifier_is_scale_invariant():
     reference = _knn_predict(train, labels, query, 55)
     assert 0.6 < np.mean(reference == np.repeat([1, 0], 500)) < 0.9  # a classifier better than chance
     np.testing.assert_array_equal(_knn_predict(train * 1e160, labels, query * 1e160, 55), reference)
+
+
+class OverflowingScorer(NaNScorer):
+    """log-odds that overflowed to +inf everywhere: every row of M(D') called impossible under M(D')."""
+
+    name = "overflowing"
+
+    def log_odds(self, X):
+        return np.full(len(X), np.inf)
+
+
+def test_infinite_log_odds_for_rows_of_the_wrong_side_are_an_error():
+    # Consistent infinities (+inf only where M(D') cannot go) are valid log-odds; +inf on a row that
+    # M(D') produced is not, and all-infinite scores would otherwise give a zero curve.
+    with pytest.raises(ValueError, match=r"'overflowing/flatten' returned log-odds -inf for 0 .* \+inf for [\d,]+ "
+                                         r"drawn from M\(D'\)"):
+        audit(_gaussian(1.0), 0.0, 1.0, eps=EPS, n_samples=4_000, seed=0, scorer=OverflowingScorer(), progress=False)

@@ -48,8 +48,8 @@ class Scorer(Protocol):
     monotone error only costs power: the audit's lower bounds stay valid for every scorer, since
     they test level sets {log_odds >= t} on samples the scorer has not seen. NaN is an error; +inf
     (-inf) says a row cannot come from Q (P), so it is an error on a validation row drawn from Q (P)
-    (`selection.row_losses`). The built-in scorers standardise their inputs first, so their scores
-    do not depend on the units of the outputs.
+    (`selection.row_losses`). The built-in scorers' scores do not depend on the units of the outputs:
+    they standardise in units of a power of two (`preprocessing`) or cut at quantiles.
 
     An optional ``name`` attribute labels the scorer in reports.
     """

@@ -106,7 +106,10 @@ class Executor:
             if isinstance(self.scheduler, Client):
                 self._client = self.scheduler
             elif self.scheduler:
-                self._client, self._own_client = Client(self.scheduler), True
+                try:
+                    self._client, self._own_client = Client(self.scheduler), True
+                except (OSError, ValueError) as error:  # a malformed or unreachable address (TimeoutError is an OSError)
+                    raise ValueError(f"cannot connect to the Dask scheduler {self.scheduler!r}: {error}") from None
             else:
                 self._cluster = local_cluster(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, self.dashboard)
                 self._client, self._own_client = Client(self._cluster), True

@@ -107,3 +107,11 @@ def test_complex_outputs_are_named():
         adapters.validate_output(np.ones((3, 1)) * 1j, 3, None, "mech (training)")
     with pytest.raises(ValueError, match="call 0 returned complex numbers"):
         adapters.validate_output(adapters._Calls([1j, 2.0, 3.0]), 3, None, "mech (training)")
+
+
+def test_a_bad_scheduler_address_is_named():
+    # Before: "missing port number in address 'nonsense'", not saying it was the scheduler's.
+    pytest.importorskip("distributed", reason="the Dask backend needs dask.distributed")
+    with pytest.raises(ValueError, match="cannot connect to the Dask scheduler 'nonsense': missing port"):
+        with chunks.Executor(backend="dask", scheduler="nonsense"):
+            pass

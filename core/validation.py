@@ -14,6 +14,10 @@ import weakref
 import numpy as np
 
 
+class _ComplexInput(TypeError):
+    """Complex numbers where real ones are needed (kept apart from numpy's own conversion errors)."""
+
+
 def _float_array(value, name: str) -> np.ndarray:
     """`value` as a float64 array (TypeError or ValueError from numpy when it is not numbers), with a
     TypeError naming `name` for complex numbers, whose imaginary part numpy's cast would drop with
@@ -23,10 +27,6 @@ def _float_array(value, name: str) -> np.ndarray:
         raise _ComplexInput(f"{name} holds complex numbers, which ndis does not take (their imaginary part would be "
                             "lost): pass the real part and imaginary part as separate real values (np.real, np.imag)")
     return array.astype(np.float64, copy=False)
-
-
-class _ComplexInput(TypeError):
-    """Complex numbers where real ones are needed (kept apart from numpy's own conversion errors)."""
 
 
 def as_finite_array(value, name: str) -> np.ndarray:

@@ -39,8 +39,8 @@ def in_chunks(function, X) -> np.ndarray:
 
 
 def power_of_two_unit(X, axis=None):
-    """A power of two u >= max |X| / 2 (over `axis`; 1 where X is all zero): dividing by it is exact and
-    brings the values into [-1, 1], where their squares and sums neither overflow (outputs of 1e160
+    """The power of two u with max |X| < u <= 2 max |X| (over `axis`; 1 where X is all zero): dividing
+    by it is exact and brings the values into (-1, 1), where their squares and sums neither overflow (outputs of 1e160
     have squares beyond float64's 1.8e308) nor underflow. Moments computed in these units and
     multiplied back are bit for bit the moments computed directly whenever those do not overflow,
     because scaling by a power of two commutes with rounding."""

@@ -120,6 +120,9 @@ def _numeric(value):
 def _describe(value) -> str:
     if value is None:
         return "None"
+    if np.iscomplexobj(value) or isinstance(value, (list, tuple)) and any(isinstance(v, complex) for v in value):
+        return ("complex numbers (outputs must be real: return the real and imaginary parts as separate "
+                "coordinates)")
     if isinstance(value, str):
         return f"the string {value[:30]!r}"
     if isinstance(value, (list, tuple)):

@@ -324,7 +324,9 @@ def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivit
     report = audit(mech, found.D, found.D_prime, n_samples=found.final_samples, seed=found.final_seed,
                    claimed=found.info["claimed"] if claimed is None else claimed, progress=progress, **audit_options)
     report.info["pair_search"] = found.info
-    report.info["neighbor"] = {"relation": "search", "row": None, "how": "pair search",
+    report.info["neighbor"] = {"relation": "search", "row": None,
+                               "how": f"pair search, trial {found.chosen} of {len(found.trials)} "
+                                      f"({found.trials[found.chosen]['source']})",
                                "D": found.D[0].tolist(), "D_prime": found.D_prime[0].tolist()}
     return report
 

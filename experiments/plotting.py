@@ -30,7 +30,7 @@ def plot_curves(path, eps, curves: dict, title: str, scale: str = "both") -> pat
         ax.set_ylabel("delta(eps)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=10, parse_math=False, usetex=False)  # a $ in a data path is a dollar sign
     return save(fig, path)
 
 

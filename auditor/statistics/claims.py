@@ -256,8 +256,9 @@ class ClaimCheck:
                     f"({int(self.refuted.sum())} of {claimed} claimed grid points), all at once with confidence "
                     f"{self.confidence:.0%}; largest excess {self.excess:.3g} (lower bound minus claim) at "
                     f"eps={self.eps_excess:g}")
-        return (f"claimed curve ({self.source}) not refuted at any of {claimed} claimed grid points at "
-                f"confidence {self.confidence:.0%}; this is not a proof of privacy")
+        return (f"claimed curve ({self.source}) not refuted: the {self.confidence:.0%} lower bound (simultaneous "
+                f"over the grid) is at or below the claim at all {claimed} claimed grid points; the confidence "
+                f"belongs to the bound, this is not a proof of privacy")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -139,15 +139,17 @@ def _neighbour_pair(args, data):
     return neighbors.make(np.asarray(data), relation, row, values), relation
 
 
-def print_table(columns: dict, rows: int = 11, stream=None) -> None:
-    """A short fixed-width table of evenly spaced rows of the given columns."""
-    import numpy as np
+def print_table(columns: dict, stream=None) -> None:
+    """A fixed-width table of the given columns, the first being eps: every row, or for a long grid
+    a selection and a line saying which rows it skipped (`ndis.core.curve.table_rows`)."""
+    from ndis.core.curve import table_rows
 
-    n = len(next(iter(columns.values())))
-    pick = np.unique(np.linspace(0, n - 1, min(rows, n)).round().astype(int))
+    rows, skipped = table_rows(next(iter(columns.values())), where="spectrum.csv")
     print("  ".join(f"{name:>12}" for name in columns), file=stream)
-    for i in pick:
+    for i in rows:
         print("  ".join(f"{float(values[i]):>12.5g}" for values in columns.values()), file=stream)
+    if skipped:
+        print(skipped, file=stream)
 
 
 def _declared_kind(mech, kind: str | None):
@@ -208,7 +210,7 @@ def command_audit(args, stream=None) -> None:
     neighbor = report.info["neighbor"]
     where = (f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}" if searching else
              f"{args.data} ({neighbor['relation']} row {neighbor['row']}")
-    title = f"{report.info['mechanism']} on {where}, {args.samples} samples per side{'' if searching else ')'}"
+    title = f"{report.info['mechanism']} on {where}, {report.info['n_samples']:,} samples per side{'' if searching else ')'}"
     figure = report.plot(title=title)
     png = html.render_png(figure)  # drawn and rendered once, for spectrum.png and report.html
     out.mkdir(parents=True, exist_ok=True)
@@ -224,22 +226,7 @@ def command_audit(args, stream=None) -> None:
     else:
         print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
               f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
-    columns = {"eps": report.eps, "delta": report.delta, "lower": report.delta_lower, "floor": report.floor}
-    if report.theory is not None:
-        columns["theory"] = report.theory
-    print_table(columns, stream=stream)
-    if report.verdict is not None:
-        print(report.verdict, file=stream)
-    if report.claim is not None:
-        print(report.claim, file=stream)
-    for certificate in report.certificates:
-        print(certificate, file=stream)
-    if note := report.disagreement:
-        print(f"note: {note}", file=stream)
-    if report.gdp is not None:
-        print(report.gdp, file=stream)
-    seed = report.info["seed"]["entropy"]
-    print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
+    print(report.table(), file=stream)
     print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
           file=stream)
 

@@ -172,7 +172,7 @@ def test_audit_checks_a_gdp_claim_and_a_theory_curve_over_the_grid(tmp_path):
     assert "refuted" in wrong.table() and "0.6-GDP" in wrong.table()
     assert len(wrong.plot().axes) == 3
     page = wrong.to_html(tmp_path / "report.html")
-    assert "Claimed curve: refuted" in page and "hint" in page and f'width="{16 * html.DPI}"' in page
+    assert "Claimed curve: refuted" in page and "hint" in page and f'width="{14 * html.DPI}"' in page
     assert json.loads(wrong.to_json())["claim"]["label"] == "refuted"
 
 

@@ -10,7 +10,9 @@ user's `train(data, seed)` and `score(model, canary)`, run once) and `report` (`
 """
 
 from ndis.auditor.one_run.audit import audit_one_run
+from ndis.auditor.one_run.canaries import DiracCanaries, InputCanaries
 from ndis.auditor.one_run.estimate import METHODS, Estimate
 from ndis.auditor.one_run.report import OneRunReport
+from ndis.auditor.one_run.training import audit_training
 
-__all__ = ["audit_one_run", "Estimate", "METHODS", "OneRunReport"]
+__all__ = ["audit_one_run", "audit_training", "DiracCanaries", "InputCanaries", "Estimate", "METHODS", "OneRunReport"]

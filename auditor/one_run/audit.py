@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.one_run import idealized, inputs
+from ndis.auditor.one_run import idealized, inputs, steinke
 from ndis.auditor.one_run.estimate import METHODS
 from ndis.auditor.one_run.gaussian import SMALLEST_GROUP
 from ndis.auditor.one_run.report import OneRunReport
@@ -16,7 +16,7 @@ _SEARCH = range(8, 129)
 
 def _fewest_for_guesses(delta: float, alpha: float) -> int:
     """The fewest canaries on which the guess-based bounds can certify anything (every guess right)."""
-    return next(m for m in _SEARCH if idealized.ceilings(m, delta, alpha)["steinke"] > 0)
+    return next(m for m in _SEARCH if steinke.ceiling(m, delta, alpha) > 0)
 
 
 def audit_one_run(scores, included, delta: float = 1e-5, method: str = "gaussian", alpha: float = 0.05, *,

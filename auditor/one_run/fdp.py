@@ -73,10 +73,14 @@ def largest_refuted(m: int, guessed: int, right: int, alpha: float, family: str,
     return float(lo)
 
 
+def _as_eps(value: float, family: str, delta: float) -> float:
+    """The eps at delta of a refuted parameter: mu-GDP's eps for GDP, eps itself for (eps, delta)."""
+    return float(gaussian_epsilon(delta, value)) if family == "gdp" else value
+
+
 def eps_from_counts(m: int, guessed: int, right: int, delta: float, alpha: float, family: str = "gdp") -> float:
     """eps_lo at delta from `right` of `guessed` guesses on m canaries, at level alpha."""
-    value = largest_refuted(m, guessed, right, alpha, family, delta)
-    return float(gaussian_epsilon(delta, value)) if family == "gdp" else value
+    return _as_eps(largest_refuted(m, guessed, right, alpha, family, delta), family, delta)
 
 
 def ceiling(m: int, delta: float, alpha: float, family: str = "gdp") -> float:
@@ -94,11 +98,12 @@ def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: floa
     m = scores.size
     ks = guesses.sizes(m)
     right = guesses.correct_counts(scores, included, ks)
-    bounds = [eps_from_counts(m, 2 * int(k), int(v), delta, alpha / ks.size, family) for k, v in zip(ks, right)]
+    refuted_up_to = [largest_refuted(m, 2 * int(k), int(v), alpha / ks.size, family, delta) for k, v in zip(ks, right)]
+    bounds = [_as_eps(value, family, delta) for value in refuted_up_to]
     best = int(np.argmax(bounds))
     details = {"family": family, "guesses": 2 * int(ks[best]), "correct": int(right[best]),
                "guess_grid": (2 * ks).tolist(), "correct_by_grid": right.tolist(), "eps_lo_by_grid": bounds,
                "level_per_guess_count": alpha / ks.size}
     if family == "gdp":
-        details["mu_lo"] = largest_refuted(m, 2 * int(ks[best]), int(right[best]), alpha / ks.size, family, delta)
-    return Estimate("fdp", float(bounds[best]), delta, alpha, ASSUMPTIONS[family], details=details)
+        details["mu_lo"] = refuted_up_to[best]
+    return Estimate("fdp", bounds[best], delta, alpha, ASSUMPTIONS[family], details=details)

@@ -79,7 +79,8 @@ class OneRunReport:
         if g is None:
             return []
         d, checks = g.details, g.details["checks"]
-        verdict = ("REJECTED at the 1% level: the Gaussian bound's confidence is not supported" if d["model_rejected"]
+        verdict = ("REJECTED at the 1% level: the Gaussian bound's confidence is not supported, and the fdp bound's "
+                   "Gaussian-curve assumption is in doubt; steinke's needs neither" if d["model_rejected"]
                    else "not rejected at the 1% level")
         return [f"gaussian model check: {verdict} (Shapiro-Wilk p = {_number(checks['in']['shapiro_p'], 3)} in, "
                 f"{_number(checks['out']['shapiro_p'], 3)} out; Anderson-Darling p = "

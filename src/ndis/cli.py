@@ -380,8 +380,10 @@ def command_audit_one_run(args, stream=None) -> None:
         report = audit_one_run(scores, included, claimed_eps=args.claimed_eps, **common)
         report.info.update(mechanism=f"canary scores of {pathlib.Path(args.scores).name}", scores_file=args.scores)
     else:
-        from ndis.experiments import one_run_opacus
-
+        try:
+            from ndis.experiments import one_run_opacus
+        except ImportError as error:
+            raise ImportError(f"{error}: opacus-digits needs Opacus (pip install \"ndis[libraries]\")") from None
         if args.eps is None:
             raise UsageError("opacus-digits needs --eps, the eps at --delta the noise is calibrated to (e.g. --eps 4)")
         if args.claimed_eps is not None:

@@ -331,6 +331,91 @@ def command_reproduce(args) -> None:
     print(f"wrote {folder} ({record['seconds']:.1f} s)")
 
 
+def _read_canary_scores(path: str):
+    """(scores, included) from a CSV with a header naming the columns score and included (1 = in training)."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except FileNotFoundError:
+        raise UsageError(f"no such scores file: {path!r}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {path!r} as CSV: {error}") from None
+    missing = [name for name in ("score", "included") if name not in table.columns]
+    if missing:
+        raise UsageError(f"{path!r} needs the columns score and included (1 = the canary was in training, 0 = not); "
+                         f"it has {', '.join(map(str, table.columns)) or 'none'}")
+    return table["score"].to_numpy(), table["included"].to_numpy()
+
+
+def command_audit_one_run(args, stream=None) -> None:
+    """`ndis audit-one-run`: the one-run estimators on a CSV of canary scores (--scores), or one DP-SGD
+    training run with canaries (opacus-digits); prints the table, writes report.json, estimates.csv,
+    scores.csv, one-run.png and report.html."""
+    stream = stream or sys.stdout
+    if (args.setting is None) == (args.scores is None):
+        raise UsageError("give either --scores FILE.csv (your canary scores) or the setting opacus-digits"
+                         + (", not both" if args.scores else ""))
+    if args.scores is not None and any(getattr(args, name) is not None for name in ("eps", "canaries", "steps", "bug")):
+        raise UsageError("--eps, --canaries, --steps and --bug go with opacus-digits, not with --scores")
+    out = _output_dir(args.out)
+    common = dict(delta=args.delta, method=args.method, alpha=args.alpha)
+    if args.scores is not None:
+        from ndis.auditor.one_run import audit_one_run
+
+        scores, included = _read_canary_scores(args.scores)
+        report = audit_one_run(scores, included, claimed_eps=args.claimed_eps, **common)
+        report.info.update(mechanism=f"canary scores of {pathlib.Path(args.scores).name}", scores_file=args.scores)
+    else:
+        try:
+            from ndis.experiments import one_run_opacus
+        except ImportError as error:
+            raise ImportError(f"{error}: opacus-digits needs Opacus (pip install \"ndis[libraries]\")") from None
+        if args.eps is None:
+            raise UsageError("opacus-digits needs --eps, the eps at --delta the noise is calibrated to (e.g. --eps 4)")
+        if args.claimed_eps is not None:
+            raise UsageError("opacus-digits claims Opacus's accountant eps itself; --claimed-eps goes with --scores")
+        report = one_run_opacus.run(args.eps, args.canaries or 1000, steps=args.steps or 100, bug=args.bug,
+                                    seed=args.seed, **common)
+    report.info["command"] = " ".join(sys.argv)
+    written = report.write(out)
+    print(report.table(), file=stream)
+    accountant = report.info.get("accountant")
+    if accountant:
+        print(f"accountant: {accountant['name']}, eps {accountant['eps']:.4g} at delta={accountant['delta']:g} "
+              f"(exact for the Gaussian steps: {accountant['exact_eps']:.4g}); training accuracy "
+              f"{report.info['training_accuracy']:.3f}", file=stream)
+    if isinstance(report.info.get("seed"), dict):
+        seed = report.info["seed"]["entropy"]
+        print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
+    print(f"wrote {', '.join(str(path) for path in written)}", file=stream)
+
+
+def _add_one_run_parser(commands) -> None:
+    one = commands.add_parser("audit-one-run", help="one-run audit: a certified eps lower bound from one training "
+                              "run with canaries")
+    one.add_argument("setting", nargs="?", choices=("opacus-digits",),
+                     help="opacus-digits: train Opacus DP-SGD once on scikit-learn's digits with white-box Dirac "
+                          "canaries and audit it (needs the libraries extra); omit with --scores")
+    one.add_argument("--scores", metavar="FILE.csv",
+                     help="your canary scores: a CSV with columns score (larger = more likely included) and "
+                          "included (the secret coin flips, 1 or 0)")
+    one.add_argument("--delta", type=float, default=1e-5, help="delta of the certified eps_lo (default 1e-5)")
+    one.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each bound (default 0.05)")
+    one.add_argument("--method", default="gaussian", choices=("gaussian", "steinke", "fdp"),
+                     help="the estimator whose eps_lo is the report's (default gaussian; all three are shown)")
+    one.add_argument("--claimed-eps", type=float, metavar="EPS",
+                     help="--scores: the accountant's eps at --delta, set beside each eps_lo")
+    one.add_argument("--eps", type=float, help="opacus-digits: the eps at --delta Opacus calibrates the noise to")
+    one.add_argument("--canaries", type=parse_count, help="opacus-digits: Dirac canaries (default 1000)")
+    one.add_argument("--steps", type=parse_count, help="opacus-digits: full-batch DP-SGD steps (default 100)")
+    one.add_argument("--bug", choices=("no-clip",), help="opacus-digits: plant a bug (no-clip: clipping skipped)")
+    one.add_argument("--seed", type=int, default=None,
+                     help="opacus-digits: random seed (default: fresh entropy, printed and recorded)")
+    one.add_argument("--out", default="ndis-out/one-run", help="output directory (default ndis-out/one-run)")
+    one.set_defaults(run=command_audit_one_run)
+
+
 def _add_audit_arguments(parser) -> None:
     parser.add_argument("mechanism", help="a registered mechanism name (see `ndis mechanisms`) or module.path:callable")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="mechanism parameter (repeatable)")
@@ -413,6 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_claim_arguments(th)
     th.add_argument("--out", default="ndis-out/theory", help="output directory (default ndis-out/theory)")
     th.set_defaults(run=command_theory)
+
+    _add_one_run_parser(commands)
 
     rp = commands.add_parser("reproduce", help="reproduce a figure or table of the source papers")
     rp.add_argument("name", nargs="?", help="a reproduction name (see --list)")

@@ -23,7 +23,7 @@ CANARY_NORM = 2.0
 
 
 def run(eps: float, canaries: int = 1000, delta: float = 1e-5, steps: int = 100, bug: str | None = None, seed=None,
-        method: str = "gaussian", alpha: float = 0.05, hidden: int = 400, **options) -> OneRunReport:
+        method: str = "steinke", alpha: float = 0.05, hidden: int = 400, **options) -> OneRunReport:
     """Train once with `canaries` Dirac canaries at the noise Opacus calibrates to (eps, delta) for
     `steps` full-batch steps, and audit it; `bug="no-clip"` skips clipping (the claim is unchanged)."""
     eps, delta = as_positive("eps", eps), as_probability("delta", delta)

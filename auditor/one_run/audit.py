@@ -19,15 +19,16 @@ def _fewest_for_guesses(delta: float, alpha: float) -> int:
     return next(m for m in _SEARCH if steinke.ceiling(m, delta, alpha) > 0)
 
 
-def audit_one_run(scores, included, delta: float = 1e-5, method: str = "gaussian", alpha: float = 0.05, *,
+def audit_one_run(scores, included, delta: float = 1e-5, method: str = "steinke", alpha: float = 0.05, *,
                   claimed_eps: float | None = None, idealized_runs: int = 20, seed=0) -> OneRunReport:
     """One-run audit of canary scores: eps_lo at `delta` of every estimator, `method`'s as `.eps_lo`.
 
     scores : one number per canary, larger when the canary was included (negate losses).
     included : the secret coin flips (1/True = the canary was in the training run), in the same order.
-    method : "gaussian" (Agrawal et al. 2026; asymptotic, with the checks of its model), "steinke"
-        (Steinke, Nasr & Jagielski 2023; exact, no assumption) or "fdp" (Mahloujifar, Melis & Chaudhuri
-        2025; exact when the trade-off curve is a Gaussian one). The others are computed too, as far
+    method : "steinke" (default: Steinke, Nasr & Jagielski 2023; exact, no assumption), "gaussian"
+        (Agrawal et al. 2026; asymptotic, with the checks of its model: the tightest for white-box
+        DP-SGD canaries, and an overclaim when the scores are not Gaussian) or "fdp" (Mahloujifar,
+        Melis & Chaudhuri 2025; exact when the trade-off curve is a Gaussian one). The others are computed too, as far
         as the canaries allow, for the report.
     alpha : each eps_lo holds with probability >= 1 - alpha (each a separate statement).
     claimed_eps : the accountant's eps at `delta`, if any: the report sets each eps_lo beside it, and

@@ -33,7 +33,7 @@ def _score_all(score, model, canaries) -> np.ndarray:
     return values
 
 
-def audit_training(train, score, data, canaries, *, delta: float = 1e-5, method: str = "gaussian",
+def audit_training(train, score, data, canaries, *, delta: float = 1e-5, method: str = "steinke",
                    alpha: float = 0.05, seed=None, claimed_eps: float | None = None, **options) -> OneRunReport:
     """Train once with each canary of `canaries` (`canaries.InputCanaries` or `canaries.DiracCanaries`)
     included by a fair coin flip, score every canary, and audit (`audit_one_run`, which takes `options`).

@@ -402,8 +402,10 @@ def _add_one_run_parser(commands) -> None:
                           "included (the secret coin flips, 1 or 0)")
     one.add_argument("--delta", type=float, default=1e-5, help="delta of the certified eps_lo (default 1e-5)")
     one.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each bound (default 0.05)")
-    one.add_argument("--method", default="gaussian", choices=("gaussian", "steinke", "fdp"),
-                     help="the estimator whose eps_lo is the report's (default gaussian; all three are shown)")
+    one.add_argument("--method", default="steinke", choices=("steinke", "gaussian", "fdp"),
+                     help="the estimator whose eps_lo is the report's (default steinke: exact, no assumption; "
+                          "gaussian is tighter for white-box DP-SGD canaries when its model checks pass; all "
+                          "three are shown)")
     one.add_argument("--claimed-eps", type=float, metavar="EPS",
                      help="--scores: the accountant's eps at --delta, set beside each eps_lo")
     one.add_argument("--eps", type=float, help="opacus-digits: the eps at --delta Opacus calibrates the noise to")

@@ -120,7 +120,8 @@ def _numeric(value):
 def _describe(value) -> str:
     if value is None:
         return "None"
-    if np.iscomplexobj(value) or isinstance(value, (list, tuple)) and any(isinstance(v, complex) for v in value):
+    listed = isinstance(value, (list, tuple))  # np.iscomplexobj would convert (and fail on) a ragged list
+    if (any(isinstance(v, complex) for v in value) if listed else np.iscomplexobj(value)):
         return ("complex numbers (outputs must be real: return the real and imaginary parts as separate "
                 "coordinates)")
     if isinstance(value, str):

@@ -14,19 +14,21 @@ import weakref
 import numpy as np
 
 
-class _ComplexInput(TypeError):
-    """Complex numbers where real ones are needed (kept apart from numpy's own conversion errors)."""
-
-
-def _float_array(value, name: str) -> np.ndarray:
-    """`value` as a float64 array (TypeError or ValueError from numpy when it is not numbers), with a
+def _float_array(value, name: str, failed) -> np.ndarray:
+    """`value` as a float64 array; `failed(error)` is raised when numpy cannot convert it, and a
     TypeError naming `name` for complex numbers, whose imaginary part numpy's cast would drop with
     only a warning."""
-    array = np.asarray(value)
-    if np.iscomplexobj(array):
-        raise _ComplexInput(f"{name} holds complex numbers, which ndis does not take (their imaginary part would be "
-                            "lost): pass the real part and imaginary part as separate real values (np.real, np.imag)")
-    return array.astype(np.float64, copy=False)
+    try:
+        array = np.asarray(value)
+        is_complex = np.iscomplexobj(array)
+        if not is_complex:
+            array = array.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as error:
+        raise failed(error) from None
+    if is_complex:
+        raise TypeError(f"{name} holds complex numbers, which ndis does not take (their imaginary part would be lost): "
+                        "pass the real part and imaginary part as separate real values (np.real, np.imag)")
+    return array
 
 
 def as_finite_array(value, name: str) -> np.ndarray:
@@ -35,12 +37,7 @@ def as_finite_array(value, name: str) -> np.ndarray:
     second scan."""
     if _validated(value) is not None:
         return value
-    try:
-        array = _float_array(value, name)
-    except _ComplexInput:
-        raise
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric: {error}") from None
+    array = _float_array(value, name, lambda error: ValueError(f"{name} must be numeric: {error}"))
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return array
@@ -190,12 +187,8 @@ def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
     O(nd) finiteness scan, and `memo` can attach derived quantities to it. The view shares memory
     with D, so D must not be modified while the view is in use."""
     known = _validated(D) is not None
-    try:
-        array = D if known else _float_array(D, name)
-    except _ComplexInput:
-        raise
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a numeric 2-D array (rows = records)") from None
+    array = D if known else _float_array(D, name, lambda error: TypeError(f"{name} must be a numeric 2-D array "
+                                                                          "(rows = records)"))
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (rows = records, columns = attributes), got shape {array.shape}")
     if array.shape[0] < 1 or array.shape[1] < min_cols:

@@ -120,8 +120,9 @@ def _numeric(value):
 def _describe(value) -> str:
     if value is None:
         return "None"
-    listed = isinstance(value, (list, tuple))  # np.iscomplexobj would convert (and fail on) a ragged list
-    if (any(isinstance(v, complex) for v in value) if listed else np.iscomplexobj(value)):
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, (complex, np.complexfloating)) or isinstance(v, np.ndarray) and v.dtype.kind == "c"
+           for v in items):
         return ("complex numbers (outputs must be real: return the real and imaginary parts as separate "
                 "coordinates)")
     if isinstance(value, str):

@@ -14,6 +14,7 @@ import contextlib
 import functools
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -181,6 +182,29 @@ def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
     return n if int(n * train_fraction) <= max_train else int(n_held + max_train)
 
 
+@dataclass
+class _Plan:
+    """Everything `audit` checked before any work: the mechanism as a sampler, the datasets and the
+    neighbour relation, the grid, the claims, the scorers and the split of the samples."""
+
+    mech: object
+    sampler: object
+    D: object
+    D_prime: object
+    relation: str | None
+    rows: object
+    row: int | None
+    eps: np.ndarray
+    alpha: float
+    method: str
+    claimed: tuple | None
+    curve_claim: claims.ClaimedCurve | None
+    factories: list | None
+    sizes: tuple | None
+    root: np.random.SeedSequence
+    options: dict
+
+
 def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=None, scorer="auto",
           features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
           method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
@@ -190,29 +214,38 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           literal: bool = False, streaming: bool = True) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
+    The phases, in order: validate every argument (`_validate`; nothing is sampled before it
+    passes); prepare the samplers of D and D', choosing D' when only a neighbour spec is given
+    (`_prepare_pair`); train the score on the training samples (`_train_scorer`); count the
+    held-out scores (`_count_held_out`) and estimate the spectrum; certify, judge the claim and
+    write the report (`_conclude`).
+
     Parameters
     ----------
+    What is audited:
+
     mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a registered name such as
         "gaussian" (its parameters in `params`; see `ndis.mechanisms.names()`), a batched callable
         f(data, n, rng) -> (n, ...), a per-sample callable f(data, rng) -> sample (batched and
         parallelised here), or one of the wrappers `auditor.batched` / `auditor.per_sample`.
+    params : the parameters of a mechanism given by name.
     D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
         callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
         (see `auditor.sampling.neighbors.select`).
+    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
+        is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
+    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
+        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
+        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
+        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
+    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
+        fast exact sampler, as a control.
+    exact : optional exact curve (array or callable) for plain callables without an output law.
+
+    What is estimated and tested:
+
     eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
-    n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
-        `validation_fraction` validate it), the rest are held out for the estimate and bounds.
-    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
-        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
-        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
-    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
-        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
-        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
-        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
-        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
-        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
-    features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the
         verdict and each certified epsilon (`report.eps_lo(delta)`) are separate statements, each
         at confidence 1 - alpha (all of them together: 1 - (2 + number of deltas) alpha, by a
@@ -224,31 +257,42 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         arrays (eps, delta), a CSV path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`,
         a dp_accounting PLD, accountant or DpEvent), checked at every eps of the grid against the
         simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
-    n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
-        address or Client, default an in-process LocalCluster with n_jobs workers).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
         estimator, `auditor.eureka`).
-    params : the parameters of a mechanism given by name.
-    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
-        is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
-    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
-        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
-        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
-        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
-    exact : optional exact curve (array or callable) for plain callables without an output law.
-    train_fraction, max_train, validation_fraction : the split of each side's samples.
-    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
-        of n samples, see `chunks.chunk_size_for`).
-    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
-        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
-    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
-        fast exact sampler, as a control.
+
+    The sample budget:
+
+    n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
+        `validation_fraction` validate it), the rest are held out for the estimate and bounds.
+    train_fraction, max_train, validation_fraction : the split of each side's samples.
     streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
         (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
         bound, certificates and verdict are exact, the point estimate runs over the edges and its
         error bound is `report.info["estimation"]["sweep_error"]` (also added to the upper band).
         False keeps every held-out score (O(n) memory): the same bounds and verdict, an exact sweep.
+
+    The score:
+
+    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
+        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
+        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
+        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
+        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
+        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
+    features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
+
+    How it runs:
+
+    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
+        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
+        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
+    n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
+        address or Client, default an in-process LocalCluster with n_jobs workers).
+    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
+        of n samples, see `chunks.chunk_size_for`).
+    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
+        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
 
     Returns
     -------
@@ -262,7 +306,35 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     what was completed.
     """
     started = time.perf_counter()
+    plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
+                     screen_fraction, literal, train_fraction, max_train, validation_fraction,
+                     dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
+                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options,
+                          split=(train_fraction, max_train, validation_fraction)))
+    progress = Progress.auto(progress)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
     timings = {}
+    try:
+        with executor:
+            draws, shape, neighbour, screen = _prepare_pair(plan, executor)
+            info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
+                    "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
+                    "n_jobs": n_jobs, "backend": backend, "output_shape": list(shape),
+                    "chunk_size": int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
+                    "neighbor": neighbour, "screen": screen, "versions": versions()}
+            curves, evidence = _estimate(plan, draws, shape, executor, timings, info)
+    except KeyboardInterrupt:
+        raise Interrupted(progress.summary()) from None
+    report = _conclude(plan, curves, evidence, info, progress.sampling_rate())
+    timings["total"] = time.perf_counter() - started
+    info["timings"] = timings
+    info["phases"] = progress.done
+    return report
+
+
+def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
+              screen_fraction, literal, train_fraction, max_train, validation_fraction, options) -> _Plan:
+    """Phase 1: every argument checked (ValueError / TypeError naming it) before anything is sampled."""
     mech = _named(mech, params)
     eps = as_eps_grid(eps)
     if not 0 < alpha < 1:
@@ -280,60 +352,70 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         check_claim(claimed)
         if method == "eureka":
             raise ValueError("a claimed (eps, delta) is tested by method='threshold' only")
+    factories = sizes = None
     if method == "threshold":
         factories = _scorer_factories(scorer)
         sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
         _check_power(eps, sizes[2], alpha)
-    progress = Progress.auto(progress)
     root = chunks.as_seed_sequence(seed)
     sampler = adapters.as_sampler(mech, literal)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
     relation, rows = _relation(mech, D_prime, neighbor)
     D = _dataset(D, "D", relation is not None)
-    screen = evidence = None
+    row = None
     if D_prime is not None:
         D_prime = _dataset(D_prime, "D_prime", relation is not None)
         row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
-        how = "given"
+    return _Plan(mech, sampler, D, D_prime, relation, rows, row, eps, alpha, method, claimed, curve_claim, factories,
+                 sizes, root, options)
 
+
+def _prepare_pair(plan: _Plan, executor):
+    """Phase 2: the prepared samplers of D and D' (choosing D' when only a neighbour spec is given,
+    `_choose_neighbour`) and the per-sample output shape. Returns (draws, shape, neighbour, screen)."""
+    o = plan.options
+    draw_D = plan.sampler.prepare(plan.D)
+    screen, row, how = None, plan.row, "given"
+    if plan.D_prime is None:
+        budget = int(o["screen_fraction"] * o["n_samples"])
+        pilot_options = dict(eps=plan.eps, alpha=plan.alpha, features=o["features"], chunk_size=o["chunk_size"],
+                             split=o["split"])
+        row, plan.D_prime, how, draw_D_prime, screen = _choose_neighbour(
+            plan.mech, plan.sampler, plan.D, draw_D, plan.relation, plan.rows, chunks.chunk_seed(plan.root, _PILOT_KEY),
+            executor, pilot_options, budget, o["screen_fraction"])
+    else:
+        draw_D_prime = plan.sampler.prepare(plan.D_prime)
+    draws = (draw_D, draw_D_prime)
+    shape = _output_shape(plan.mech, draws, (plan.D, plan.D_prime), plan.root, executor, plan.sampler.name)
+    return draws, shape, {"relation": plan.relation, "row": row, "how": how}, screen
+
+
+def _estimate(plan: _Plan, draws, shape, executor, timings, info):
+    """Phases 3 and 4: the curves (and the threshold method's evidence) by the chosen method."""
+    o = plan.options
+    if plan.method == "eureka":
+        curves = eureka_spectrum(draws, plan.eps, o["n_samples"], plan.root, executor, o["chunk_size"], shape,
+                                 plan.alpha, o["features"], plan.mech, plan.sampler.name, **(o["eureka_options"] or {}))
+        info.update(curves.pop("info"))
+        return curves, None
+    return _threshold_method(plan.mech, draws, plan.eps, plan.root, executor, o["chunk_size"], shape, plan.alpha,
+                             plan.factories, o["features"], plan.sizes, timings, info, plan.sampler.name,
+                             streaming=o["streaming"])
+
+
+def _conclude(plan: _Plan, curves, evidence, info, sampling_rate) -> AuditReport:
+    """Phase 5: the exact curve, the certificates (eps_lo, mu_lo), the verdict on a claimed point and
+    the check of a claimed curve, as the report."""
+    exact = plan.options["exact"]
     try:
-        with executor:
-            draw_D = sampler.prepare(D)
-            if D_prime is None:
-                budget = int(screen_fraction * n_samples)
-                row, D_prime, how, draw_D_prime, screen = _choose_neighbour(
-                    mech, sampler, D, draw_D, relation, rows, chunks.chunk_seed(root, _PILOT_KEY), executor,
-                    dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
-                         split=(train_fraction, max_train, validation_fraction)), budget, screen_fraction)
-            else:
-                draw_D_prime = sampler.prepare(D_prime)
-            draws = (draw_D, draw_D_prime)
-            shape = _output_shape(mech, draws, (D, D_prime), root, executor, sampler.name)
-            info = {**_mechanism_info(mech, sampler), "n_samples": int(n_samples), "alpha": alpha, "method": method,
-                    "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}, "n_jobs": n_jobs,
-                    "backend": backend, "output_shape": list(shape),
-                    "chunk_size": int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
-                    "neighbor": {"relation": relation, "row": row, "how": how}, "screen": screen,
-                    "versions": versions()}
-            if method == "eureka":
-                curves = eureka_spectrum(draws, eps, n_samples, root, executor, chunk_size, shape, alpha, features,
-                                         mech, sampler.name, **(eureka_options or {}))
-                info.update(curves.pop("info"))
-            else:
-                curves, evidence = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
-                                                     factories, features, sizes, timings, info, sampler.name,
-                                                     streaming=streaming)
-    except KeyboardInterrupt:
-        raise Interrupted(progress.summary()) from None
-    try:
-        exact_values, info["theory"] = exact_curve(mech, D, D_prime, eps, exact)
+        exact_values, info["theory"] = exact_curve(plan.mech, plan.D, plan.D_prime, plan.eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:
         if exact is not None:
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
         exact_values, info["theory"] = None, f"failed: {error}"
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
-    if method == "threshold":
+    alpha, claimed = plan.alpha, plan.claimed
+    if plan.method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
         certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
                                 seed=evidence.seed) for delta in deltas]
@@ -342,13 +424,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:
-            _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
-    if curve_claim is not None:
-        claim_check = claims.check(curve_claim, curves["lower"], curves["estimate"], alpha)
-        claim_check.tradeoff = curve_claim.tradeoff(gdp.TRADEOFF_POINTS, eps)
-    timings["total"] = time.perf_counter() - started
-    info["timings"] = timings
-    info["phases"] = progress.done
+            _samples_needed(verdict, sampling_rate, *plan.options["split"][:2], info)
+    if plan.curve_claim is not None:
+        claim_check = claims.check(plan.curve_claim, curves["lower"], curves["estimate"], alpha)
+        claim_check.tradeoff = plan.curve_claim.tradeoff(gdp.TRADEOFF_POINTS, plan.eps)
     return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
                        evidence=evidence, claim=claim_check, gdp=gdp_certificate)
 
@@ -418,17 +497,39 @@ def _feature_candidates(features, mech, k_flat):
 
 def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories, features, sizes, timings,
                       info, name, prefix="", streaming=True):
-    """Train the best (feature map, scorer) on the training samples, then count (`streaming`) or keep
-    the held-out scores and estimate the spectrum. `prefix` starts the names of the phases (progress
-    and error messages).
+    """Train the best (feature map, scorer) on the training samples (`_train_scorer`), then count
+    (`streaming`) or keep the held-out scores (`_count_held_out`) and estimate the spectrum. `prefix`
+    starts the names of the phases (progress and error messages).
 
     Returns ({estimate, lower, upper: Curves, floor}, spectrum.Evidence for certificates and verdict)."""
     n_fit, n_valid, n_held = sizes
+    score, validation = _train_scorer(mech, draws, root, executor, chunk, shape, factories, features, sizes, timings,
+                                      info, name, prefix)
+    held = _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix,
+                           streaming)
+    t = time.perf_counter()
+    evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
+                                 chunks.chunk_seed(root, SEED_KEY))
+    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
+    timings["estimation"] = time.perf_counter() - t
+    info.update(sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
+                n_events=est.n_events, thresholds=est.thresholds,
+                estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
+                            "edges": int(held.edges.size),
+                            "sweep_error": {d: getattr(est.sweep_error, d).tolist() for d in spectrum.DIRECTIONS}})
+    curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
+    return curves, evidence
+
+
+def _train_scorer(mech, draws, root, executor, chunk, shape, factories, features, sizes, timings, info, name, prefix):
+    """Phase 3: draw the training samples of both sides and keep the (feature map, scorer) of least
+    validation log-loss (`_train`). Returns (the held-out transform, the validation scores of D and D')."""
+    n_fit, n_valid, _ = sizes
     feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
     train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
-                           desc=f"{prefix}training samples on {label}", name=name)
+                         desc=f"{prefix}training samples on {label}", name=name)
              for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     timings["sampling_training"] = time.perf_counter() - t
 
@@ -444,40 +545,31 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
         best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
     _, f, fitted, label = best
     columns = slice(widths[f], widths[f + 1])
-    valid_p = fitted.log_odds(train[0][n_fit:, columns])
-    valid_q = fitted.log_odds(train[1][n_fit:, columns])
-    del train
+    validation = (fitted.log_odds(train[0][n_fit:, columns]), fitted.log_odds(train[1][n_fit:, columns]))
     timings["training"] = time.perf_counter() - t
+    info.update(scorer=label, validation_log_loss=losses)
+    return _Score(feature_list[f][1], fitted), validation
 
+
+def _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix, streaming):
+    """Phase 4: the held-out samples of both sides, scored where they are drawn: counted on fixed
+    edges (`streaming`, `auditor.statistics.histogram`: memory independent of n) or kept."""
     t = time.perf_counter()
-    score = _Score(feature_list[f][1], fitted)
     draws = list(zip(range(2), draws, ("D", "D'")))
-    if streaming:  # held-out scores counted where they are drawn (auditor.statistics.histogram): memory independent of n
-        held = histogram.ScoreHistogram.empty(histogram.edges_for((valid_p, valid_q)))
+    if streaming:
+        held = histogram.ScoreHistogram.empty(histogram.edges_for(validation))
         binner = histogram.Binner(score, held.edges)
         for side, draw, side_label in draws:
             chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
-                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
-                          fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
+                        desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
+                        fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
     else:
         held = histogram.ScoreHistogram.from_scores(
             *(chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
-                            desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
-              for side, draw, side_label in draws), validation_scores=(valid_p, valid_q))
+                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
+              for side, draw, side_label in draws), validation_scores=validation)
     timings["sampling_held_out"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held,
-                                 chunks.chunk_seed(root, SEED_KEY))
-    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
-    timings["estimation"] = time.perf_counter() - t
-    info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
-                n_events=est.n_events, thresholds=est.thresholds,
-                estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
-                            "edges": int(held.edges.size),
-                            "sweep_error": {d: getattr(est.sweep_error, d).tolist() for d in spectrum.DIRECTIONS}})
-    curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
-    return curves, evidence
+    return held
 
 
 def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info):

@@ -10,7 +10,7 @@ plug-in's 50th call in a process: nothing completed, nothing may be written) or 
 completed (--samples 4000: a partial report must be written). Prints, per case, the latency from the
 signal to the process's exit (target < 2 s), the exit status, whether partial.json was written, and
 how many of the command's child processes (loky workers, resource tracker) were still alive 2 s after
-it exited (target 0). `descendants` and `alive` also serve tests/auditor/test_practitioner.py.
+it exited (target 0).
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import resource
 import sys
 
 #: Fewest samples per side for each of fitting, validation and held-out estimation.
@@ -116,6 +115,10 @@ def available_memory() -> int | None:
             found = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
             pass
+    try:
+        import resource
+    except ImportError:  # not POSIX: no address-space limit to read
+        return found
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit != resource.RLIM_INFINITY:
         try:

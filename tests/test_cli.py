@@ -237,7 +237,7 @@ def test_the_screen_fraction_and_its_cost_are_printed(tmp_path, capsys):
 
 def test_argument_errors_are_one_line_before_any_heavy_import(tmp_path):
     # each mistake is one line naming the option, exit status 2, decided without numpy or the auditor (so
-    # at once: measured 0.24 to 0.36 s per command on a loaded 2-core machine, against 6 s for the imports)
+    # at once: measured 0.20 to 0.36 s per command on a loaded 2-core machine, against 6 s for the imports)
     import subprocess
 
     cases = {"--samples 0": "argument --samples: '0' is not a whole number >= 1",

@@ -350,8 +350,9 @@ def _title(report, args, searching: bool) -> str:
     elif neighbor["relation"] is None:
         where = f"{args.data} and {args.data_prime}"
     else:
-        where = f"{args.data} ({neighbor['relation']} row {neighbor['row']})"
-    return f"{report.info['mechanism']} on {where}, {args.samples} samples per side"
+        where = f"{args.data} ({neighbor['relation']} row {neighbor['row']}"
+    closing = ")" if not searching and neighbor["relation"] is not None else ""
+    return f"{report.info['mechanism']} on {where}, {args.samples} samples per side{closing}"
 
 
 def _print_summary(report, args, searching: bool, stream) -> None:
@@ -600,7 +601,10 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     import signal
+    import threading
 
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        return _run(args)
     _signalled.clear()
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

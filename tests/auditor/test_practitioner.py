@@ -5,8 +5,6 @@ import gc
 import inspect
 import json
 import os
-import pathlib
-import runpy
 import signal
 import subprocess
 import sys
@@ -111,8 +109,19 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
     assert "of 50,000 samples; no phase was completed; nothing was written" in err
 
 
-#: The process helpers of benchmarks/interrupt.py (descendants(pid), alive(pid)), read from /proc.
-PROCESSES = runpy.run_path(str(pathlib.Path(__file__).parents[2] / "benchmarks" / "interrupt.py"))
+def _running_in_session(session: int) -> list:
+    """The processes (not zombies) of a session, from /proc: a command started in its own session and the
+    workers it started."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                state, _, _, in_session = stat.read().rsplit(")", 1)[1].split()[:4]
+        except OSError:
+            continue
+        if int(in_session) == session and state != "Z":
+            found.append(int(entry))
+    return found
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads child processes from /proc")
@@ -131,13 +140,12 @@ def test_sigterm_after_training_writes_a_partial_report_and_stops_the_workers(tm
                "--neighbor", "remove:0", "--samples", "4000", "--jobs", "2", "--scorer", "quadratic", "--eps", "0:1:3",
                "--out", str(tmp_path / "out")]
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-    lines = []
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
     for line in process.stderr:  # one line per completed phase; the signal goes in the held-out phase
-        lines.append(line)
         if line.startswith("ndis: training 1 scorer(s)"):
             break
-    workers = PROCESSES["descendants"](process.pid)
+    workers = set(_running_in_session(process.pid)) - {process.pid}
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143 and "Traceback" not in err, err
@@ -148,9 +156,9 @@ def test_sigterm_after_training_writes_a_partial_report_and_stops_the_workers(tm
     assert [p["phase"] for p in partial["phases_completed"]][-1] == "training 1 scorer(s) on 2 x 2,000 samples"
     assert workers  # loky's workers and resource tracker were running
     deadline = time.perf_counter() + 30  # they are shut down as the command exits; allow a loaded machine
-    while any(PROCESSES["alive"](pid) for pid in workers) and time.perf_counter() < deadline:
+    while _running_in_session(process.pid) and time.perf_counter() < deadline:
         time.sleep(0.2)
-    assert not [pid for pid in workers if PROCESSES["alive"](pid)]
+    assert _running_in_session(process.pid) == []
 
 
 def test_the_samples_that_would_decide_a_claim_are_given(gaussian_batched):

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import numbers
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
+from ndis.core import budget
 from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
@@ -34,14 +37,13 @@ from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify
 from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
-from ndis.auditor.reporting.report import AuditReport, versions
+from ndis.auditor.reporting.report import AuditReport, partial_report, versions
 from ndis.auditor.statistics.verdict import check_claim, judge
 
 METHODS = ("threshold", "eureka")
 _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample streams (0, 1)
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
 _PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
-_MIN_PART = 50
 _N_CANDIDATES = 6  # rows screened when the budget allows
 _PILOT_MIN = 1_000  # samples per side of the smallest pilot audit worth running
 
@@ -66,29 +68,26 @@ class _Features:
         return np.concatenate([m(samples) for m in self.maps], axis=1)
 
 
-def _sizes(n_samples, train_fraction, max_train, validation_fraction):
-    if not isinstance(n_samples, (int, np.integer)) or n_samples < 4 * _MIN_PART:
-        raise ValueError(f"n_samples (per side) must be an integer >= {4 * _MIN_PART}, got {n_samples!r}")
-    if not 0 < train_fraction < 1 or not 0 < validation_fraction < 1:
-        raise ValueError("train_fraction and validation_fraction must lie in (0, 1)")
-    n_train = min(int(n_samples * train_fraction), int(max_train))
-    n_valid = int(n_train * validation_fraction)
-    n_fit, n_held = n_train - n_valid, int(n_samples) - n_train
-    if min(n_fit, n_valid, n_held) < _MIN_PART:
-        raise ValueError(f"n_samples={n_samples} leaves fewer than {_MIN_PART} samples for fitting, validation "
-                         f"or held-out estimation (fit {n_fit}, validation {n_valid}, held-out {n_held})")
-    return n_fit, n_valid, n_held
+def _check_grid(eps):
+    """ValueError for eps beyond `core.budget.MAX_EPS` = 709.78, where e^eps overflows float64."""
+    if eps.max() > budget.MAX_EPS:
+        raise ValueError(f"eps must be at most {budget.MAX_EPS:.2f} (beyond it e^eps overflows double precision), "
+                         f"got {eps.max():g}")
 
 
 def _check_power(eps, n_held, alpha):
-    """ValueError when no outcome of the audit could give a positive lower bound at any eps."""
-    floor = detectable_floor(eps.min(), n_held, n_held, alpha / (4 * eps.size))[0]
-    if floor >= 1:
-        needed = n_held
-        while detectable_floor(eps.min(), needed, needed, alpha / (4 * eps.size))[0] >= 1:
-            needed *= 2
-        raise ValueError(f"too few samples for alpha={alpha}: {n_held} held-out samples per side cannot certify any "
-                         f"delta > 0 on this grid; use at least about {2 * needed} samples per side or a larger alpha")
+    """ValueError when no outcome of the audit could give a positive lower bound at any eps, with the
+    samples per side that would (found by doubling, up to 10^15, where the floor is still computed accurately)."""
+    level = alpha / (4 * eps.size)
+    if detectable_floor(eps.min(), n_held, n_held, level)[0] < 1:
+        return
+    needed = n_held
+    while detectable_floor(eps.min(), needed, needed, level)[0] >= 1 and needed < 10**15:
+        needed *= 2
+    advice = (f"use at least about {budget.count(2 * needed)} samples per side or a larger alpha" if needed < 10**15
+              else f"no sample size up to 10^15 per side can at the smallest eps {eps.min():g}: start the grid lower")
+    raise ValueError(f"too few samples for alpha={alpha}: {n_held} held-out samples per side cannot certify any "
+                     f"delta > 0 on this grid; {advice}")
 
 
 def _scorer_factories(scorer) -> list:
@@ -131,16 +130,43 @@ def _output_shape(mech, draws, data, root, executor, name):
 
 
 def _relation(mech, D_prime, neighbor):
-    """(relation, rows) of the neighbour spec, else the mechanism's declared relation when D' is given."""
+    """(relation, rows) of the neighbour spec; without one, `core.neighbors.DEFAULT_NEIGHBOR` when D'
+    is missing, else the mechanism's declared relation (or None)."""
     if neighbor == "search":
         raise ValueError("neighbor='search' is `ndis.auditor.audit_search(mech, claimed, dimension=K, sensitivity=S)`: "
                          "the pair search, then the audit of the pair found (auditor.pair_search)")
     if neighbor is not None:
         return relations.parse(neighbor)
     if D_prime is None:
-        raise ValueError("D_prime is missing: pass it, or a neighbour spec such as neighbor='remove:worst'")
+        return relations.parse(relations.DEFAULT_NEIGHBOR)
     declared = getattr(mech, "neighbor", None)
     return (declared if isinstance(declared, str) and declared in relations.RELATIONS else None), None
+
+
+def _replaced(D, D_prime, relation, rows, replacement):
+    """D' built from `replacement` (the new row for replace:ROW, (column, value) for entry:ROW), or
+    D_prime unchanged without one."""
+    if replacement is None:
+        if relation not in relations.ROW_RELATIONS and D_prime is None and isinstance(rows, int):
+            raise ValueError(f"neighbor='{relation}:{rows}' needs the new values: replacement=[...] (the new row) for "
+                             "replace, replacement=(column, value) for entry; or pass D_prime")
+        return D_prime
+    if D_prime is not None:
+        raise ValueError("give either D_prime or replacement, not both")
+    if relation in relations.ROW_RELATIONS or not isinstance(rows, int):
+        raise ValueError("replacement goes with neighbor='replace:ROW' (the new row) or 'entry:ROW' ((column, value))")
+    return relations.make(D, relation, rows, replacement)
+
+
+def _check_different(D, D_prime):
+    """ValueError when D' is D itself: there is nothing to tell apart."""
+    try:
+        same = np.shape(D) == np.shape(D_prime) and bool(np.array_equal(D, D_prime))
+    except (TypeError, ValueError):
+        same = False
+    if same:
+        raise ValueError("D_prime is identical to D: an audit compares two different datasets (neighbours differ "
+                         "in one record)")
 
 
 def _check_neighbors(D, D_prime, relation, declared: bool) -> int:
@@ -176,9 +202,32 @@ def _named(mech, params):
 
 
 def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
-    """The samples per side whose split (`_sizes`) holds out at least n_held."""
+    """The samples per side whose split (`budget.split`) holds out at least n_held."""
     n = int(np.ceil(n_held / (1 - train_fraction)))
     return n if int(n * train_fraction) <= max_train else int(n_held + max_train)
+
+
+@dataclass
+class _Plan:
+    """Everything `audit` checked before any work: the mechanism as a sampler, the datasets and the
+    neighbour relation, the grid, the claims, the scorers and the split of the samples."""
+
+    mech: object
+    sampler: object
+    D: object
+    D_prime: object
+    relation: str | None
+    rows: object
+    row: int | None
+    eps: np.ndarray
+    alpha: float
+    method: str
+    claimed: tuple | None
+    curve_claim: claims.ClaimedCurve | None
+    factories: list | None
+    sizes: tuple | None
+    root: np.random.SeedSequence
+    options: dict
 
 
 def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=None, scorer="auto",
@@ -187,32 +236,46 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
           progress: bool | str | None = None, eureka_options: dict | None = None,
-          literal: bool = False, streaming: bool = True) -> AuditReport:
+          literal: bool = False, streaming: bool = True, replacement=None) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
+
+    The phases, in order: validate every argument (`_validate`; nothing is sampled before it
+    passes); prepare the samplers of D and D', choosing D' when only a neighbour spec is given
+    (`_prepare_pair`); train the score on the training samples (`_train_scorer`); count the
+    held-out scores (`_count_held_out`) and estimate the spectrum; certify, judge the claim and
+    write the report (`_conclude`).
 
     Parameters
     ----------
+    What is audited:
+
     mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a registered name such as
         "gaussian" (its parameters in `params`; see `ndis.mechanisms.names()`), a batched callable
         f(data, n, rng) -> (n, ...), a per-sample callable f(data, rng) -> sample (batched and
         parallelised here), or one of the wrappers `auditor.batched` / `auditor.per_sample`.
+    params : the parameters of a mechanism given by name.
     D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
         callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
         (see `auditor.sampling.neighbors.select`).
-    eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
-    n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
-        `validation_fraction` validate it), the rest are held out for the estimate and bounds.
-    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
-        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
-        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
-    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
-        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
-        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
-        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
-        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
-        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
-    features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
+    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...; `core.neighbors`). Without
+        one, D' is chosen by `core.neighbors.DEFAULT_NEIGHBOR` ("remove:worst", as on the command
+        line) when D_prime is None; a given D_prime is checked to be a neighbour of D under the
+        relation (or the mechanism's declared `neighbor`), and must differ from D.
+    replacement : the new values of D' with neighbor="replace:ROW" (the new row) or "entry:ROW"
+        ((column, value)), instead of D_prime.
+    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
+        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
+        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
+        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
+    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
+        fast exact sampler, as a control.
+    exact : optional exact curve (array or callable) for plain callables without an output law.
+
+    What is estimated and tested:
+
+    eps : grid of finite eps values up to `core.budget.MAX_EPS` = 709.78, where e^eps overflows (negative ones
+        allowed: delta(eps) >= 1 - e^eps there).
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the
         verdict and each certified epsilon (`report.eps_lo(delta)`) are separate statements, each
         at confidence 1 - alpha (all of them together: 1 - (2 + number of deltas) alpha, by a
@@ -224,31 +287,45 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         arrays (eps, delta), a CSV path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`,
         a dp_accounting PLD, accountant or DpEvent), checked at every eps of the grid against the
         simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
-    n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
-        address or Client, default an in-process LocalCluster with n_jobs workers).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
         estimator, `auditor.eureka`).
-    params : the parameters of a mechanism given by name.
-    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
-        is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
-    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
-        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
-        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
-        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
-    exact : optional exact curve (array or callable) for plain callables without an output law.
-    train_fraction, max_train, validation_fraction : the split of each side's samples.
-    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
-        of n samples, see `chunks.chunk_size_for`).
-    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
-        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
-    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
-        fast exact sampler, as a control.
+
+    The sample budget:
+
+    n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
+        `validation_fraction` validate it), the rest are held out for the estimate and bounds; each
+        part needs at least 50 (`core.budget.minimum_samples()`: 400 with the default split). Sizes
+        whose estimated memory (`core.budget.estimate`: grid, sampling tasks, training samples,
+        output chunks) exceeds what the machine has available are refused before any work.
+    train_fraction, max_train, validation_fraction : the split of each side's samples.
     streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
         (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
         bound, certificates and verdict are exact, the point estimate runs over the edges and its
         error bound is `report.info["estimation"]["sweep_error"]` (also added to the upper band).
         False keeps every held-out score (O(n) memory): the same bounds and verdict, an exact sweep.
+
+    The score:
+
+    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
+        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
+        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
+        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
+        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
+        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
+    features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
+
+    How it runs:
+
+    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
+        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
+        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
+    n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
+        address or Client, default an in-process LocalCluster with n_jobs workers).
+    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
+        of n samples, see `chunks.chunk_size_for`).
+    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
+        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
 
     Returns
     -------
@@ -259,81 +336,142 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     Raises
     ------
     progress.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
-    what was completed.
+    what was completed; its `partial` is the partial report (`reporting.report.partial_report`:
+    the phases completed and what they found).
     """
     started = time.perf_counter()
+    plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
+                     replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
+                     dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
+                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
+    progress = Progress.auto(progress)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
     timings = {}
+    info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
+            "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
+            "n_jobs": n_jobs, "backend": backend}
+    try:
+        with executor:
+            draws, shape = _prepare_pair(plan, executor, info)
+            curves, evidence = _estimate(plan, draws, shape, executor, timings, info)
+        report = _conclude(plan, curves, evidence, info, progress.sampling_rate())
+    except KeyboardInterrupt:
+        summary = progress.summary()
+        raise Interrupted(summary, partial_report(progress.done, info, summary)) from None
+    timings["total"] = time.perf_counter() - started
+    info["timings"] = timings
+    info["phases"] = progress.done
+    return report
+
+
+def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor, replacement,
+              screen_fraction, literal, split, options) -> _Plan:
+    """Phase 1: every argument checked (ValueError / TypeError naming it) before anything is sampled,
+    and the sizes checked against the memory available (`core.budget`)."""
     mech = _named(mech, params)
     eps = as_eps_grid(eps)
+    _check_grid(eps)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
     if not 0 <= screen_fraction <= 1:
         raise ValueError(f"screen_fraction must lie in [0, 1], got {screen_fraction}")
+    chunk_size = options["chunk_size"]
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral)
+                                   or chunk_size < 1):
+        raise ValueError(f"chunk_size must be None (automatic) or a positive integer, got {chunk_size!r}")
+    claimed, curve_claim = _claims(claimed, method, eps)
+    factories = sizes = None
+    if method == "threshold":
+        factories = _scorer_factories(scorer)
+        sizes = budget.split(n_samples, *split)
+        _check_power(eps, sizes[2], alpha)
+    budget.check(eps.size, n_samples, sizes=sizes or (n_samples, 0, 0), n_jobs=options["n_jobs"],
+                 streaming=options["streaming"])
+    root = chunks.as_seed_sequence(seed)
+    sampler = adapters.as_sampler(mech, literal)
+    relation, rows = _relation(mech, D_prime, neighbor)
+    D = _dataset(D, "D", relation is not None)
+    D_prime = _replaced(D, D_prime, relation, rows, replacement)
+    row = rows if replacement is not None else None
+    if D_prime is not None:
+        D_prime = _dataset(D_prime, "D_prime", relation is not None)
+        _check_different(D, D_prime)
+        if relation is not None and replacement is None:
+            row = _check_neighbors(D, D_prime, relation, declared=neighbor is None)
+    return _Plan(mech, sampler, D, D_prime, relation, rows, row, eps, alpha, method, claimed, curve_claim, factories,
+                 sizes, root, {**options, "split": split})
+
+
+def _claims(claimed, method, eps):
+    """(claimed point or None, claimed curve or None); a curve is evaluated on the grid here, so that a
+    claim that fails or gives no delta in [0, 1] is reported before any sampling."""
     curve_claim = None
     if claimed is not None and not claims.is_point_claim(claimed):
         curve_claim, claimed = claims.claimed_curve(claimed), None
         if method == "eureka":
             raise ValueError("a claimed curve is checked by method='threshold' only")
+        curve_claim(eps)
     if claimed is not None:
         check_claim(claimed)
         if method == "eureka":
             raise ValueError("a claimed (eps, delta) is tested by method='threshold' only")
-    if method == "threshold":
-        factories = _scorer_factories(scorer)
-        sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
-        _check_power(eps, sizes[2], alpha)
-    progress = Progress.auto(progress)
-    root = chunks.as_seed_sequence(seed)
-    sampler = adapters.as_sampler(mech, literal)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
-    relation, rows = _relation(mech, D_prime, neighbor)
-    D = _dataset(D, "D", relation is not None)
-    screen = evidence = None
-    if D_prime is not None:
-        D_prime = _dataset(D_prime, "D_prime", relation is not None)
-        row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
-        how = "given"
+    return claimed, curve_claim
 
+
+def _prepare_pair(plan: _Plan, executor, info):
+    """Phase 2: the prepared samplers of D and D' (choosing D' when only a neighbour spec is given,
+    `_choose_neighbour`) and the per-sample output shape; the neighbour and the screen go to `info`.
+    Returns (draws, shape)."""
+    o = plan.options
+    draw_D = plan.sampler.prepare(plan.D)
+    screen, row, how = None, plan.row, "given"
+    if plan.D_prime is None:
+        budget_samples = int(o["screen_fraction"] * o["n_samples"])
+        pilot_options = dict(eps=plan.eps, alpha=plan.alpha, features=o["features"], chunk_size=o["chunk_size"],
+                             split=o["split"])
+        row, plan.D_prime, how, draw_D_prime, screen = _choose_neighbour(
+            plan.mech, plan.sampler, plan.D, draw_D, plan.relation, plan.rows, chunks.chunk_seed(plan.root, _PILOT_KEY),
+            executor, pilot_options, budget_samples, o["screen_fraction"])
+    else:
+        draw_D_prime = plan.sampler.prepare(plan.D_prime)
+    draws = (draw_D, draw_D_prime)
+    shape = _output_shape(plan.mech, draws, (plan.D, plan.D_prime), plan.root, executor, plan.sampler.name)
+    chunk_size = o["chunk_size"]
+    info.update(output_shape=list(shape),
+                chunk_size=int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
+                neighbor={"relation": plan.relation, "row": row, "how": how}, screen=screen, versions=versions())
+    return draws, shape
+
+
+def _estimate(plan: _Plan, draws, shape, executor, timings, info):
+    """Phases 3 and 4: the curves (and the threshold method's evidence) by the chosen method."""
+    o = plan.options
+    if plan.method == "eureka":
+        curves = eureka_spectrum(draws, plan.eps, o["n_samples"], plan.root, executor, o["chunk_size"], shape,
+                                 plan.alpha, o["features"], plan.mech, plan.sampler.name, **(o["eureka_options"] or {}))
+        info.update(curves.pop("info"))
+        return curves, None
+    return _threshold_method(plan.mech, draws, plan.eps, plan.root, executor, o["chunk_size"], shape, plan.alpha,
+                             plan.factories, o["features"], plan.sizes, timings, info, plan.sampler.name,
+                             streaming=o["streaming"])
+
+
+def _conclude(plan: _Plan, curves, evidence, info, sampling_rate) -> AuditReport:
+    """Phase 5: the exact curve, the certificates (eps_lo, mu_lo), the verdict on a claimed point and
+    the check of a claimed curve, as the report."""
+    exact = plan.options["exact"]
     try:
-        with executor:
-            draw_D = sampler.prepare(D)
-            if D_prime is None:
-                budget = int(screen_fraction * n_samples)
-                row, D_prime, how, draw_D_prime, screen = _choose_neighbour(
-                    mech, sampler, D, draw_D, relation, rows, chunks.chunk_seed(root, _PILOT_KEY), executor,
-                    dict(eps=eps, alpha=alpha, features=features, chunk_size=chunk_size,
-                         split=(train_fraction, max_train, validation_fraction)), budget, screen_fraction)
-            else:
-                draw_D_prime = sampler.prepare(D_prime)
-            draws = (draw_D, draw_D_prime)
-            shape = _output_shape(mech, draws, (D, D_prime), root, executor, sampler.name)
-            info = {**_mechanism_info(mech, sampler), "n_samples": int(n_samples), "alpha": alpha, "method": method,
-                    "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}, "n_jobs": n_jobs,
-                    "backend": backend, "output_shape": list(shape),
-                    "chunk_size": int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
-                    "neighbor": {"relation": relation, "row": row, "how": how}, "screen": screen,
-                    "versions": versions()}
-            if method == "eureka":
-                curves = eureka_spectrum(draws, eps, n_samples, root, executor, chunk_size, shape, alpha, features,
-                                         mech, sampler.name, **(eureka_options or {}))
-                info.update(curves.pop("info"))
-            else:
-                curves, evidence = _threshold_method(mech, draws, eps, root, executor, chunk_size, shape, alpha,
-                                                     factories, features, sizes, timings, info, sampler.name,
-                                                     streaming=streaming)
-    except KeyboardInterrupt:
-        raise Interrupted(progress.summary()) from None
-    try:
-        exact_values, info["theory"] = exact_curve(mech, D, D_prime, eps, exact)
+        exact_values, info["theory"] = exact_curve(plan.mech, plan.D, plan.D_prime, plan.eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:
         if exact is not None:
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
         exact_values, info["theory"] = None, f"failed: {error}"
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
-    if method == "threshold":
+    alpha, claimed = plan.alpha, plan.claimed
+    if plan.method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
         certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
                                 seed=evidence.seed) for delta in deltas]
@@ -342,13 +480,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:
-            _samples_needed(verdict, progress.sampling_rate(), train_fraction, max_train, info)
-    if curve_claim is not None:
-        claim_check = claims.check(curve_claim, curves["lower"], curves["estimate"], alpha)
-        claim_check.tradeoff = curve_claim.tradeoff(gdp.TRADEOFF_POINTS, eps)
-    timings["total"] = time.perf_counter() - started
-    info["timings"] = timings
-    info["phases"] = progress.done
+            _samples_needed(verdict, sampling_rate, *plan.options["split"][:2], info)
+    if plan.curve_claim is not None:
+        claim_check = claims.check(plan.curve_claim, curves["lower"], curves["estimate"], alpha)
+        claim_check.tradeoff = plan.curve_claim.tradeoff(gdp.TRADEOFF_POINTS, plan.eps)
     return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
                        evidence=evidence, claim=claim_check, gdp=gdp_certificate)
 
@@ -363,18 +498,19 @@ def _samples_needed(verdict, rate, train_fraction, max_train, info):
                               "sampling_rate": rate, "seconds": verdict.seconds_needed}
 
 
-def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget, fraction):
+def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget_samples,
+                      fraction):
     """(row, D', how, prepared sampler of D', screen info) for a neighbour spec (`neighbors.select`).
 
     A black-box screen scores up to 6 candidate D' by small audits (quadratic scorer,
-    `pilot_options`) of equal size, together at most `budget` samples per side, rooted at `seed`,
+    `pilot_options`) of equal size, together at most `budget_samples` samples per side, rooted at `seed`,
     whose streams are disjoint from the audit's. With room for fewer than two pilots of 1,000
     samples per side, the largest-leverage row is taken unscreened. The screen reuses D's prepared
     sampler, prepares each candidate once, and returns the chosen candidate's sampler.
     """
-    n_candidates = min(_N_CANDIDATES, budget // _PILOT_MIN)
+    n_candidates = min(_N_CANDIDATES, budget_samples // _PILOT_MIN)
     n_candidates = n_candidates if n_candidates >= 2 else 1
-    n_pilot = budget // n_candidates
+    n_pilot = budget_samples // n_candidates
     prepared, scores, started = {}, {}, time.perf_counter()
     phase = contextlib.ExitStack()
     title = (f"neighbour screen ({n_candidates} rows x {n_pilot:,} samples per side, "
@@ -388,7 +524,7 @@ def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, 
         o = pilot_options
         shape = _output_shape(mech, draws, (D, D_candidate), seed, executor, sampler.name)
         curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, o["chunk_size"], shape, o["alpha"],
-                                      _scorer_factories("quadratic"), o["features"], _sizes(n_pilot, *o["split"]),
+                                      _scorer_factories("quadratic"), o["features"], budget.split(n_pilot, *o["split"]),
                                       {}, {}, sampler.name, prefix=f"screen row {row}: ")
         scores[row] = float(np.mean(curves["estimate"].delta))
         return scores[row]
@@ -402,7 +538,7 @@ def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, 
                   "seconds": time.perf_counter() - started}
     elif how == "max-leverage":
         reason = (f"screen_fraction={fraction:g}" if fraction == 0 else
-                  f"{fraction:.0%} of the budget is {budget:,} samples per side, fewer than 2 x {_PILOT_MIN:,}")
+                  f"{fraction:.0%} of the budget is {budget_samples:,} samples per side, fewer than 2 x {_PILOT_MIN:,}")
         screen = {"fraction": fraction, "rows": [row], "skipped": f"{reason}: took row {row}, the largest-leverage row"}
         executor.progress.note(f"neighbour screen skipped ({screen['skipped']})")
     return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime), screen
@@ -418,22 +554,49 @@ def _feature_candidates(features, mech, k_flat):
 
 def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, factories, features, sizes, timings,
                       info, name, prefix="", streaming=True):
-    """Train the best (feature map, scorer) on the training samples, then count (`streaming`) or keep
-    the held-out scores and estimate the spectrum. `prefix` starts the names of the phases (progress
-    and error messages).
+    """Train the best (feature map, scorer) on the training samples (`_train_scorer`), then count
+    (`streaming`) or keep the held-out scores (`_count_held_out`) and estimate the spectrum. `prefix`
+    starts the names of the phases (progress and error messages).
 
     Returns ({estimate, lower, upper: Curves, floor}, spectrum.Evidence for certificates and verdict)."""
     n_fit, n_valid, n_held = sizes
     feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
+    widths = np.cumsum([0] + [m(np.zeros((1, *shape))).shape[1] for _, m in feature_list])
+    found = budget.check(eps.size, sum(sizes), sizes=sizes, output_size=int(np.prod(shape)),
+                         feature_width=int(widths[-1]), n_jobs=executor.n_jobs, streaming=streaming)
+    info["memory"] = {"estimated_bytes": found["total_bytes"], "available_bytes": found["available_bytes"]}
+    score, validation = _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, widths, sizes,
+                                      timings, info, name, prefix)
+    held = _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix,
+                           streaming)
+    t = time.perf_counter()
+    evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
+                                 chunks.chunk_seed(root, SEED_KEY))
+    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
+    timings["estimation"] = time.perf_counter() - t
+    info.update(sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
+                n_events=est.n_events, thresholds=est.thresholds,
+                estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
+                            "edges": int(held.edges.size),
+                            "sweep_error": {d: getattr(est.sweep_error, d).tolist() for d in spectrum.DIRECTIONS}})
+    curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
+    return curves, evidence
+
+
+def _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, widths, sizes, timings, info, name,
+                  prefix):
+    """Phase 3: draw the training samples of both sides (the candidate feature maps side by side, their
+    column `widths`) and keep the (feature map, scorer) of least validation log-loss (`_train`).
+    Returns (the held-out transform, the validation scores of D and D')."""
+    n_fit, n_valid, _ = sizes
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
     train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
-                           desc=f"{prefix}training samples on {label}", name=name)
+                         desc=f"{prefix}training samples on {label}", name=name)
              for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
     timings["sampling_training"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    widths = np.cumsum([0] + [m(np.zeros((1, *shape))).shape[1] for _, m in feature_list])
     if len(feature_list) == 2 and widths[1] == widths[2] - widths[1] and np.array_equal(
             train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
         feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
@@ -441,43 +604,33 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
     with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {n_fit + n_valid:,} samples",
                                  len(combos), unit="fits") as advance:
-        best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
-    _, f, fitted, label = best
+        _, f, fitted, label = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
+        info.update(scorer=label, validation_log_loss=losses)  # found when the phase ends (a partial report has it)
     columns = slice(widths[f], widths[f + 1])
-    valid_p = fitted.log_odds(train[0][n_fit:, columns])
-    valid_q = fitted.log_odds(train[1][n_fit:, columns])
-    del train
+    validation = (fitted.log_odds(train[0][n_fit:, columns]), fitted.log_odds(train[1][n_fit:, columns]))
     timings["training"] = time.perf_counter() - t
+    return _Score(feature_list[f][1], fitted), validation
 
+
+def _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix, streaming):
+    """Phase 4: the held-out samples of both sides, scored where they are drawn: counted on fixed
+    edges (`streaming`, `auditor.statistics.histogram`: memory independent of n) or kept."""
     t = time.perf_counter()
-    score = _Score(feature_list[f][1], fitted)
     draws = list(zip(range(2), draws, ("D", "D'")))
-    if streaming:  # held-out scores counted where they are drawn (auditor.statistics.histogram): memory independent of n
-        held = histogram.ScoreHistogram.empty(histogram.edges_for((valid_p, valid_q)))
+    if streaming:
+        held = histogram.ScoreHistogram.empty(histogram.edges_for(validation))
         binner = histogram.Binner(score, held.edges)
         for side, draw, side_label in draws:
             chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
-                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
-                          fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
+                        desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
+                        fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
     else:
         held = histogram.ScoreHistogram.from_scores(
             *(chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
-                            desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
-              for side, draw, side_label in draws), validation_scores=(valid_p, valid_q))
+                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
+              for side, draw, side_label in draws), validation_scores=validation)
     timings["sampling_held_out"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    evidence = spectrum.Evidence(spectrum.empirical_roc(valid_p, valid_q), (valid_p.size, valid_q.size), held,
-                                 chunks.chunk_seed(root, SEED_KEY))
-    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
-    timings["estimation"] = time.perf_counter() - t
-    info.update(scorer=label, validation_log_loss=losses, sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
-                n_events=est.n_events, thresholds=est.thresholds,
-                estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
-                            "edges": int(held.edges.size),
-                            "sweep_error": {d: getattr(est.sweep_error, d).tolist() for d in spectrum.DIRECTIONS}})
-    curves = dict(estimate=est.estimate, lower=est.lower, upper=est.upper, floor=est.floor)
-    return curves, evidence
+    return held
 
 
 def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info):

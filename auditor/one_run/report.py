@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ndis.auditor.one_run.estimate import METHODS, Estimate
+from ndis.auditor.one_run.estimate import Estimate
 from ndis.auditor.reporting import html as report_html
 from ndis.auditor.reporting.report import _plain, versions
 from ndis.core.files import write_atomic

@@ -1,4 +1,9 @@
-"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot."""
+"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot.
+
+Every file is written whole or not at all (`core.files.write_atomic`). The JSON of a complete
+report has "status": "complete"; an interrupted audit leaves a partial report instead
+(`partial_report`, "status": "partial"): the phases it completed and what they found.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ndis.core.curve import Curve, table_rows
+from ndis.core.files import write_atomic
 
 from ndis.auditor.reporting import html
 from ndis.auditor.statistics.certify import Certificate, certify
@@ -74,6 +80,14 @@ def _plain(value):
     if isinstance(value, (np.bool_,)):
         return bool(value)
     return value
+
+
+def partial_report(phases: list, info: dict, interrupted: str | None = None) -> dict:
+    """The JSON-ready partial report of an interrupted audit: "status": "partial", the phases completed
+    (name, samples or fits, seconds), what they found (the audit's `info` so far: the neighbour and
+    screen, the output shape, the scorer chosen and its validation losses, ...) and, when given,
+    what was under way (`interrupted`)."""
+    return _plain({"status": "partial", "interrupted": interrupted, "phases_completed": phases, "info": info})
 
 
 @dataclass(eq=False)
@@ -192,15 +206,14 @@ class AuditReport:
         out["claim"] = None if self.claim is None else self.claim.to_dict()
         out["mu_lo"] = None if self.gdp is None else self.gdp.to_dict()
         out["info"] = self.info
+        out["status"] = "complete"
         return _plain(out)
 
     def to_json(self, path=None) -> str:
         """The report as JSON text; also written to `path` when given."""
         text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text + "\n")
+            write_atomic(path, text + "\n")
         return text
 
     @classmethod
@@ -210,6 +223,9 @@ class AuditReport:
         if not text.lstrip().startswith("{"):
             text = pathlib.Path(source).read_text()
         data = json.loads(text)
+        if data.get("status") == "partial":
+            raise ValueError(f"a partial report of an interrupted audit ({data.get('interrupted') or 'no detail'}): it "
+                             "has the phases completed and what they found, no curves; read it with json.load")
         eps = np.asarray(data["eps"], dtype=float)
 
         def curve(name, forward, reverse):
@@ -334,9 +350,7 @@ class AuditReport:
             self._plot_tradeoff(axes[2], tradeoff)
         _literal(figure.suptitle(title or self.title))
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(html.render_png(figure))
+            write_atomic(path, html.render_png(figure))
         return figure
 
     def _log_scale(self, axis):
@@ -410,9 +424,7 @@ class AuditReport:
         rendering (`auditor.reporting.html.render_png`), to reuse instead of rendering it again."""
         text = html.page(self, title, figure, png)
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         return text
 
     def __repr__(self) -> str:

@@ -3,7 +3,7 @@
 Samples are drawn in chunks; chunk j of part `part` on side `side` uses the generator of the
 SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
 `SeedSequence.spawn` would give). The chunking rule is deterministic: a phase of n samples is cut
-into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`chunk_size_for`), whatever the
+into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`core.budget.chunk_size_for`), whatever the
 mechanism's kind or speed, so that even a slow plug-in shows progress every 5% and stops promptly.
 So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
 by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 from typing import Callable
 
 import numpy as np
 
+from ndis.core.budget import chunk_size_for
 from ndis.core.errors import MechanismError
 from ndis.core.validation import as_int, optional
 
@@ -29,7 +29,6 @@ from ndis.auditor.sampling.adapters import validate_output
 
 BACKENDS = ("loky", "dask")
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
-_CHUNK_BYTES = 32 * 2**20
 
 
 def chunk_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -41,6 +40,8 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     """An int, None or SeedSequence as a SeedSequence (None draws fresh entropy, recorded in reports)."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, None or a numpy.random.SeedSequence, got {seed}")
     if seed is None or isinstance(seed, (int, np.integer)):
         return np.random.SeedSequence(None if seed is None else int(seed))
     raise TypeError(f"seed must be an int, None or numpy.random.SeedSequence, got {type(seed).__name__}")
@@ -49,13 +50,6 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
 def check_chunk_size(chunk_size) -> int | None:
     """`chunk_size` (samples per task) checked: None (`chunk_size_for` decides) or an integer >= 1."""
     return optional(as_int, "chunk_size", chunk_size)
-
-
-def chunk_size_for(sample_shape: tuple, n: int, budget_bytes: int = _CHUNK_BYTES) -> int:
-    """Samples per chunk of a phase of n samples: min(ceil(n / 20), about `budget_bytes` of raw output,
-    2^18), at least 1. It depends on (n, output shape) only, so results do not depend on the workers."""
-    per_sample = 8 * int(np.prod(sample_shape, dtype=np.int64) or 1)
-    return int(max(min(math.ceil(n / 20), budget_bytes // per_sample, 2**18), 1))
 
 
 def _draw(draw, n, seed_seq, shape, where, transform, start):

@@ -21,19 +21,55 @@ class UsageError(ValueError):
     """A command-line mistake reported as one line."""
 
 
-def parse_grid(text: str):
-    """eps grid from 'start:stop:num' (inclusive, num points) or a comma-separated list."""
-    import numpy as np
+class WriteError(OSError):
+    """Result files that could not be written (disk full, file-size limit), reported as one line."""
+
+
+#: The partial report an interrupted `ndis audit` leaves in --out.
+PARTIAL = "partial.json"
+
+
+def grid_points(text: str) -> tuple:
+    """('linspace', start, stop, num) for 'start:stop:num' (inclusive, num points) or ('list', values)
+    for a comma-separated list; checked without numpy, so that a bad or oversized grid is refused at
+    once."""
+    from ndis.core.budget import MAX_EPS
 
     try:
         if ":" in text:
             start, stop, num = text.split(":")
-            if int(num) < 1:
+            spec = ("linspace", float(start), float(stop), int(num))
+            if spec[3] < 1:
                 raise ValueError
-            return np.linspace(float(start), float(stop), int(num))
-        return np.array([float(v) for v in text.split(",")])
+            ends = spec[1:3]
+        else:
+            spec = ("list", [float(v) for v in text.split(",")])
+            ends = spec[1]
     except ValueError:
         raise UsageError(f"bad eps grid {text!r}: use START:STOP:NUM (e.g. 0:2:41) or a list like 0,0.5,1") from None
+    if not all(abs(v) < float("inf") for v in ends):
+        raise UsageError(f"bad eps grid {text!r}: the eps values must be finite")
+    if max(ends) > MAX_EPS:
+        raise UsageError(f"bad eps grid {text!r}: eps must be at most {MAX_EPS:.2f} (beyond it e^eps overflows "
+                         "double precision)")
+    return spec
+
+
+def grid_size(spec: tuple) -> int:
+    """The number of points of a `grid_points` spec."""
+    return spec[3] if spec[0] == "linspace" else len(spec[1])
+
+
+def grid_array(spec: tuple):
+    """The numpy array of a `grid_points` spec."""
+    import numpy as np
+
+    return np.linspace(*spec[1:]) if spec[0] == "linspace" else np.array(spec[1])
+
+
+def parse_grid(text: str):
+    """eps grid from 'start:stop:num' (inclusive, num points) or a comma-separated list."""
+    return grid_array(grid_points(text))
 
 
 def parse_value(text: str):
@@ -68,13 +104,18 @@ def parse_claimed(text: str | None):
     return eps, delta
 
 
+def _check_one_claim(args) -> None:
+    """UsageError unless at most one of --claimed, --claimed-curve, --claimed-gdp is given."""
+    given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
+    if len(given) > 1:
+        raise UsageError(f"give one of --claimed, --claimed-curve, --claimed-gdp, not {len(given)}")
+
+
 def claimed_curve_option(args, allow_point: bool = True):
     """The claim of --claimed EPS,DELTA, --claimed-curve PATH or --claimed-gdp MU (at most one), or None."""
     from ndis.auditor.statistics import claims
 
-    given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
-    if len(given) > 1:
-        raise UsageError(f"give one of --claimed, --claimed-curve, --claimed-gdp, not {len(given)}")
+    _check_one_claim(args)
     if getattr(args, "claimed_curve", None) is not None:
         return claims.read_csv(args.claimed_curve)
     if getattr(args, "claimed_gdp", None) is not None:
@@ -91,6 +132,29 @@ def parse_count(text: str) -> int:
     if not value.is_integer() or value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
     return int(value)
+
+
+def parse_samples(text: str) -> int:
+    """`parse_count`, at least the smallest sample count an audit's default split accepts
+    (`core.budget.minimum_samples`)."""
+    from ndis.core.budget import MIN_PART, minimum_samples
+
+    value, least = parse_count(text), minimum_samples()
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r} is fewer than {least}, the fewest samples per side that leave "
+                                         f"{MIN_PART} each for fitting, validation and held-out estimation")
+    return value
+
+
+def parse_seed(text: str) -> int:
+    """A seed: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; a seed is a whole number >= 0")
+    return value
 
 
 def parse_row(text: str):
@@ -114,29 +178,23 @@ def _output_dir(path: str) -> pathlib.Path:
     return out
 
 
-def _neighbour_pair(args, data):
-    """(D', neighbour spec) from --data-prime, --neighbor and --replacement."""
-    import numpy as np
-
-    from ndis.core import neighbors
-    from ndis.experiments import datasets
-
-    if args.data_prime is not None:
-        if args.replacement is not None:
-            raise UsageError("give either --data-prime or --replacement, not both")
-        return datasets.load(args.data_prime), args.neighbor
-    spec = args.neighbor or "remove:worst"
-    relation, row = neighbors.parse(spec)
+def _neighbour_options(args) -> tuple:
+    """(neighbour spec or None, replacement or None) from --neighbor and --replacement; checked
+    before any work. Without --neighbor the audit takes its one default (`core.neighbors.DEFAULT_NEIGHBOR`
+    without --data-prime, the mechanism's declared relation with it)."""
     if args.replacement is None:
-        return None, spec
-    if relation in neighbors.ROW_RELATIONS or not isinstance(row, int):
+        return args.neighbor, None
+    if args.data_prime is not None:
+        raise UsageError("give either --data-prime or --replacement, not both")
+    relation, _, row = (args.neighbor or "").partition(":")
+    if not row.isdigit():  # the relation itself is checked by the audit
         raise UsageError("--replacement goes with --neighbor replace:ROW (a new row) or entry:ROW (COLUMN,VALUE)")
     values = parse_row(args.replacement)
     if relation == "entry":
         if len(values) != 2 or not float(values[0]).is_integer():
             raise UsageError("--neighbor entry:ROW takes --replacement COLUMN,VALUE")
         values = (int(values[0]), values[1])
-    return neighbors.make(np.asarray(data), relation, row, values), relation
+    return args.neighbor, values
 
 
 def print_table(columns: dict, stream=None) -> None:
@@ -164,7 +222,9 @@ def _declared_kind(mech, kind: str | None):
 
 
 def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
-    """How the neighbouring row was chosen, with the screen's cost."""
+    """How the neighbouring dataset was chosen, with the screen's cost."""
+    if neighbor["relation"] is None:
+        return "D' as given by --data-prime (no neighbour relation checked)"
     text = f"{neighbor['relation']} row {neighbor['row']} ({neighbor['how']}"
     if screen and "skipped" in screen:
         text += f"; neighbour screen skipped: {screen['skipped']}"
@@ -174,49 +234,133 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
     return text + ")"
 
 
-def command_audit(args, stream=None) -> None:
-    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
-    from ndis.auditor import audit
-    from ndis.auditor.reporting import html
-    from ndis.experiments import datasets
-    from ndis.mechanisms import resolve
+def _check_audit_arguments(args) -> tuple:
+    """Every check of `ndis audit`'s arguments that needs no data and no heavy import, so that a mistake
+    is one line at once: (eps grid spec, parameters, neighbour spec, replacement). The sizes are
+    checked against the memory available (`core.budget.check`)."""
+    from ndis.core import budget
 
-    stream = stream or sys.stdout
-    eps, params, claimed = parse_grid(args.eps), parse_params(args.param), claimed_curve_option(args)
+    grid, params = grid_points(args.eps), parse_params(args.param)
+    parse_claimed(args.claimed)
+    _check_one_claim(args)
+    if args.claimed_curve is not None and not pathlib.Path(args.claimed_curve).is_file():
+        raise UsageError(f"claimed curve file {args.claimed_curve!r} not found")
     searching = args.neighbor == "search"
     if not searching and any(v is not None for v in (args.sensitivity, args.dimension, args.search_trials,
                                                      args.pilot_eps)):
         raise UsageError("--sensitivity, --dimension, --search-trials and --pilot-eps go with --neighbor search")
     if args.data is None and not searching:
         raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
-    out = _output_dir(args.out)
+    neighbor, replacement = (args.neighbor, None) if searching else _neighbour_options(args)
+    if args.jobs == 0 or args.jobs < -1:
+        raise UsageError(f"--jobs must be a positive number of workers or -1 (all cores), got {args.jobs}")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if not 0 <= args.screen_fraction <= 1:
+        raise UsageError(f"--screen-fraction must lie in [0, 1], got {args.screen_fraction}")
+    try:
+        budget.check(grid_size(grid), args.samples, sizes=budget.split(args.samples), n_jobs=args.jobs)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return grid, params, neighbor, replacement
+
+
+def _report_files(report, title: str) -> dict:
+    """{file name: contents} of an audit's report: report.json, spectrum.csv, spectrum.png, report.html
+    (the figure drawn and rendered once)."""
+    from ndis.auditor.reporting import html
+
+    figure = report.plot(title=title)
+    png = html.render_png(figure)
+    return {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
+            "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
+
+
+def _write_partial(out, partial: dict, args, error: KeyboardInterrupt) -> None:
+    """Write partial.json (an interrupted audit's partial report) when a phase was completed, and say so
+    in the interruption's message (`error.written`)."""
+    if not partial.get("phases_completed"):
+        return
+    partial["info"].update(data=args.data, data_prime=args.data_prime, command=" ".join(sys.argv))
+    error.written = out.write({PARTIAL: json.dumps(partial, indent=2) + "\n"})
+
+
+def command_audit(args, stream=None) -> None:
+    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html
+    (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json."""
+    from ndis.core.files import FolderUnusable, OutputFolder
+
+    stream = stream or sys.stdout
+    grid, params, neighbor, replacement = _check_audit_arguments(args)
+    try:
+        with OutputFolder(args.out) as out:
+            _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement)
+    except FolderUnusable as error:  # raised on entry only: the folder cannot be used
+        if error.in_use:
+            raise UsageError(f"--out {args.out!r} is in use: {error.reason}") from None
+        raise UsageError(f"cannot write to --out {args.out!r}: {error.reason}") from None
+
+
+def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
+    """The audit of `ndis audit` (or its pair search), its report files and its printed summary."""
+    from ndis.auditor import audit
+    from ndis.auditor.reporting.progress import Interrupted
+    from ndis.auditor.reporting.report import partial_report
+    from ndis.experiments import datasets
+    from ndis.mechanisms import resolve
+
+    searching = args.neighbor == "search"
+    claim = claimed_curve_option(args)
     mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
     common = dict(eps=eps, seed=args.seed, scorer=args.scorer, features=args.features, alpha=args.alpha,
-                  claimed=claimed, n_jobs=args.jobs, backend=args.backend, method=args.method,
+                  claimed=claim, n_jobs=args.jobs, backend=args.backend, method=args.method,
                   scheduler=args.scheduler, progress=None)
-    if searching:
-        report = _audit_search(args, mech, common)
-    else:
-        data = datasets.load(args.data)
-        data_prime, neighbor = _neighbour_pair(args, data)
-        report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor,
-                       screen_fraction=args.screen_fraction, **common)
-    report.info["data"] = args.data
+    try:
+        if searching:
+            report = _audit_search(args, mech, common)
+        else:
+            data = datasets.load(args.data)
+            data_prime = None if args.data_prime is None else datasets.load(args.data_prime)
+            report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor, replacement=replacement,
+                           screen_fraction=args.screen_fraction, **common)
+    except Interrupted as error:
+        if error.partial is not None:
+            _write_partial(out, error.partial, args, error)
+        raise
+    report.info.update(data=args.data, command=" ".join(sys.argv))
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
-    report.info["command"] = " ".join(sys.argv)
-    report.to_json(out / "report.json")
-    report.to_frame().to_csv(out / "spectrum.csv", index=False)
+    title = _title(report, args, searching)
+    try:
+        written = out.write(_report_files(report, title), stale=(PARTIAL,))
+    except KeyboardInterrupt as error:
+        stopped = Interrupted("while writing the report files (none was replaced)")
+        _write_partial(out, partial_report(report.info["phases"], report.info, str(stopped)), args, stopped)
+        raise stopped from error
+    except OSError as error:
+        raise WriteError(f"cannot write the report files to {str(out.path)!r}: {error.strerror or error}; "
+                         "no report file was written or replaced") from None
+    _print_summary(report, args, searching, stream)
+    print(f"wrote {', '.join(map(str, written))}", file=stream)
+
+
+def _title(report, args, searching: bool) -> str:
+    """The plot's and the page's title: the mechanism, the data and the neighbour, the samples."""
     neighbor = report.info["neighbor"]
-    where = (f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}" if searching else
-             f"{args.data} ({neighbor['relation']} row {neighbor['row']}")
-    title = f"{report.info['mechanism']} on {where}, {report.info['n_samples']:,} samples per side{'' if searching else ')'}"
-    figure = report.plot(title=title)
-    png = html.render_png(figure)  # drawn and rendered once, for spectrum.png and report.html
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "spectrum.png").write_bytes(png)
-    report.to_html(out / "report.html", title=title, figure=figure, png=png)
-    seconds = report.info["timings"]["total"]
+    if searching:
+        where = f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}"
+    elif neighbor["relation"] is None:
+        where = f"{args.data} and {args.data_prime}"
+    else:
+        where = f"{args.data} ({neighbor['relation']} row {neighbor['row']}"
+    closing = ")" if not searching and neighbor["relation"] is not None else ""
+    return f"{report.info['mechanism']} on {where}, {report.info['n_samples']:,} samples per side{closing}"
+
+
+def _print_summary(report, args, searching: bool, stream) -> None:
+    """The printed summary of `ndis audit`: how the pair was chosen, then `report.table()` (the table,
+    the verdict, the claim check, the certificates and the seed)."""
+    neighbor, seconds = report.info["neighbor"], report.info["timings"]["total"]
     if searching:
         search = report.info["pair_search"]
         print(f"{report.info['mechanism']}: pair search, {search['n_trials']} trials x {search['samples_per_pilot']:,} "
@@ -227,8 +371,6 @@ def command_audit(args, stream=None) -> None:
         print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
               f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
     print(report.table(), file=stream)
-    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
-          file=stream)
 
 
 def _audit_search(args, mech, common):
@@ -450,8 +592,9 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--replacement", metavar="VALUES",
                         help="the new row for --neighbor replace:ROW (comma-separated), or COLUMN,VALUE for entry:ROW")
     parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
-    parser.add_argument("--samples", type=parse_count, default=10**6, help="samples per side (default 1e6)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--samples", type=parse_samples, default=10**6,
+                        help="samples per side (default 1e6; at least 400: 50 each to fit, validate and hold out)")
+    parser.add_argument("--seed", type=parse_seed, default=None,
                         help="random seed (default: fresh entropy, printed and recorded in report.json)")
     parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting, density, spline, segments")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram, float-grid")
@@ -476,8 +619,15 @@ def _add_claim_arguments(parser) -> None:
                         help="a claimed Gaussian-DP parameter mu (the curve of Dong, Roth & Su 2022)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose mistakes are one line on stderr (exit status 2), naming the option, not the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="ndis", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"ndis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -507,15 +657,41 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("name", nargs="?", help="a reproduction name (see --list)")
     rp.add_argument("--list", action="store_true", help="list the reproductions")
     rp.add_argument("--quick", action="store_true", help="small sample sizes (smoke test)")
-    rp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    rp.add_argument("--seed", type=parse_seed, default=0, help="random seed (default 0)")
     rp.add_argument("--out", default="ndis-out/reproduce", help="output directory (default ndis-out/reproduce)")
     rp.set_defaults(run=command_reproduce)
     return parser
 
 
+_signalled = []  # the termination signal received during this run, if any
+
+
+def _terminate(signum, frame):
+    """SIGTERM raised as KeyboardInterrupt in the main thread, so that it unwinds like Ctrl-C: the
+    executor's workers are shut down, a partial report is written, the output folder's lock released."""
+    _signalled.append(signum)
+    raise KeyboardInterrupt()
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        return _run(args)
+    _signalled.clear()
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args) -> int:
+    """Run the chosen command; one line on stderr for a mistake (exit 2), a failed write (exit 1) or an
+    interruption (Ctrl-C: 130, SIGTERM: 143), the traceback of an exception in the user's own code."""
     from ndis.core.errors import MechanismError
 
     try:
@@ -533,10 +709,18 @@ def main(argv=None) -> int:
     except ImportError as error:  # a missing optional dependency: the message names the install command
         print(f"ndis {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # results that could not be written: disk full, file-size limit, ...
+        message = str(error) if isinstance(error, WriteError) else f"{error.strerror or error} ({error.filename})"
+        print(f"ndis {args.command}: error: {message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as error:
+        terminated = bool(_signalled)
         detail = f" {error}" if str(error) else ""
-        print(f"ndis {args.command}: interrupted{detail}; nothing was written", file=sys.stderr)
-        return 130
+        written = getattr(error, "written", None)
+        tail = (f"; wrote the partial report {', '.join(map(str, written))}" if written else "; nothing was written")
+        print(f"ndis {args.command}: {'terminated (SIGTERM)' if terminated else 'interrupted'}{detail}{tail}",
+              file=sys.stderr)
+        return 143 if terminated else 130
     return 0
 
 

@@ -3,6 +3,7 @@ short repr, report.html's structure, and Curve's repr."""
 
 import dataclasses
 import html as markup
+import json
 from html.parser import HTMLParser
 
 import matplotlib
@@ -275,3 +276,39 @@ def test_a_violation_is_also_said_in_eps(eps_lo, says):
                 "test at 95% confidence)") in text
     else:  # eps_lo does not exceed the claim: no eps sentence, the disagreement note instead
         assert "In eps" not in text and report.disagreement is not None
+def test_a_failed_write_leaves_the_earlier_file_whole(tmp_path, monkeypatch):
+    # a disk that fills up while the file is written (ENOSPC at the flush): before, report.json was left
+    # truncated; now the earlier file stays as it was and no temporary file remains
+    import errno
+    import os
+
+    from ndis.core import files
+
+    path = tmp_path / "report.json"
+    report = make_report()
+    report.to_json(path)
+    earlier = path.read_text()
+    assert json.loads(earlier)["status"] == "complete"
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        make_report(claimed_delta=1e-6).to_json(path)
+    with pytest.raises(OSError, match="No space left"):
+        report.plot(tmp_path / "spectrum.png")
+    assert path.read_text() == earlier and sorted(os.listdir(tmp_path)) == ["report.json"]
+
+
+def test_a_partial_report_is_marked_and_not_read_as_a_complete_one(tmp_path):
+    from ndis.auditor.reporting.report import partial_report
+
+    phases = [{"phase": "training samples on D", "unit": "samples", "count": 1000, "seconds": 0.5}]
+    partial = partial_report(phases, {"scorer": "quadratic/flatten", "n_samples": np.int64(4000)},
+                             "during held-out samples on D after 200 of 2,000 samples")
+    assert partial["status"] == "partial" and partial["info"]["n_samples"] == 4000
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    with pytest.raises(ValueError, match="a partial report of an interrupted audit \\(during held-out samples"):
+        AuditReport.from_json(tmp_path / "partial.json")
+    assert AuditReport.from_json(make_report().to_json()).info == make_report().info

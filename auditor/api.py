@@ -236,7 +236,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
           progress: bool | str | None = None, eureka_options: dict | None = None,
-          literal: bool = False, streaming: bool = True, replacement=None) -> AuditReport:
+          literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     The phases, in order: validate every argument (`_validate`; nothing is sampled before it
@@ -321,7 +321,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         SeedSequence; the same seed gives the same report for any n_jobs / backend, so
         `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
     n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
-        address or Client, default an in-process LocalCluster with n_jobs workers).
+        address or Client, default a local cluster of n_jobs in-process workers listening on
+        127.0.0.1 only, `chunks.local_cluster`).
+    dashboard : with backend="dask" and no scheduler, serve the local cluster's Dask dashboard on
+        127.0.0.1 (this machine only; off by default).
     chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
         of n samples, see `chunks.chunk_size_for`).
     progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
@@ -345,7 +348,7 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
                      dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
                           screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
     progress = Progress.auto(progress)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard)
     timings = {}
     info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
             "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},

@@ -79,6 +79,7 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     (["audit", "no_such_module_xyz:f", "--data", "flights:100"], "cannot import module"),
     (["audit", "examples.third_party_mechanism:missing", "--data", "flights:100"], "has no attribute"),
     (["audit", "gaussian", "--data", "flights:100", "--claimed", "1;1e-5"], "EPS,DELTA"),
+    (["audit", "gaussian", "--param", "sigma=1", "--data", "flights:100", "--dashboard"], "dashboard"),
 ])
 def test_audit_command_reports_bad_specs_in_one_line(argv, message, tmp_path, capsys):
     assert main(argv + ["--out", str(tmp_path)]) == 2

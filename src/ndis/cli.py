@@ -314,7 +314,7 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
     mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
     common = dict(eps=eps, seed=args.seed, scorer=args.scorer, features=args.features, alpha=args.alpha,
                   claimed=claim, n_jobs=args.jobs, backend=args.backend, method=args.method,
-                  scheduler=args.scheduler, progress=None)
+                  scheduler=args.scheduler, dashboard=args.dashboard, progress=None)
     try:
         if searching:
             report = _audit_search(args, mech, common)
@@ -607,7 +607,11 @@ def _add_audit_arguments(parser) -> None:
     _add_claim_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
-    parser.add_argument("--scheduler", help="Dask scheduler address (default: an in-process LocalCluster)")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster of in-process workers "
+                                            "listening on 127.0.0.1 only)")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="with --backend dask and no --scheduler: serve the Dask dashboard on http://127.0.0.1 "
+                             "(this machine only)")
     parser.add_argument("--out", default="ndis-out/audit", help="output directory (default ndis-out/audit)")
 
 

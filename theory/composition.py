@@ -87,14 +87,15 @@ def _alternatives(profile):
     return None
 
 
-def compose(*parts, discretization: float = 1e-4):
+def compose(*parts, discretization: float = 1e-4, through_pld: bool = False):
     """The privacy profile of the independent releases `parts` (each a `GaussianPair`, `Spectrum`,
     result of `compose` or `poisson_subsample`, any `theory.profile.PrivacyProfile`, or a dp_accounting
     DpEvent or PrivacyLossDistribution; the same object given k times is k releases).
 
-    All parts Gaussian: the exact product (`GaussianLosses`, or a `WorstCase` of products over the
-    candidate rows). Otherwise a `theory.pld.PLDProfile` on dp_accounting's grid of `discretization`,
-    pessimistic, with `eps_error` its stated error (module docstring)."""
+    All parts Gaussian (and through_pld False): the exact product (`GaussianLosses`, or a `WorstCase`
+    of products over the candidate rows). Otherwise a `theory.pld.PLDProfile` on dp_accounting's grid
+    of `discretization`, pessimistic, with `eps_error` its stated error (module docstring);
+    through_pld=True sends every part, each on its own, through a PLD."""
     if not parts:
         raise ValueError("compose needs at least one part")
     counts, order = {}, []
@@ -106,7 +107,7 @@ def compose(*parts, discretization: float = 1e-4):
     exact, other = [], []
     for part in order:
         for profile, count in _as_profiles(part, discretization):
-            choices = _alternatives(profile)
+            choices = None if through_pld else _alternatives(profile)
             (exact if choices is not None else other).append((profile, choices, count * counts[id(part)]))
     while np.prod([len(c) for _, c, _ in exact], dtype=float) > MAX_COMBINATIONS:
         widest = max(range(len(exact)), key=lambda i: len(exact[i][1]))

@@ -13,8 +13,9 @@ delta_{P||Q}(-eps) = 1 - e^-eps + e^-eps delta_{Q||P}(eps) (derived here), so, o
 (`ndis.auditor.statistics.gdp.tradeoff_view`: type I = M(D')(S), type II = 1 - M(D)(S)); "reverse"
 swaps the pair; "max" takes delta = the larger of the two directions in both terms: Dong, Roth &
 Su's Proposition 2.12 for the curve of the unordered pair, a trade-off function below both orders'.
-The supremum is taken over a grid of eps, so beta is a lower bound of the exact curve (a valid,
-weaker f-DP statement), off by O(grid step^2).
+Both lines are concave along e^eps (delta_{P||Q} is convex in e^eps, and e^-eps (1 - delta_{Q||P}(eps))
+is the perspective of a concave function), so unimodal in eps: the supremum is located on a grid of
+eps and refined by golden-section search between the grid's neighbours of the best point.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ndis.core.validation import as_finite_array
 TYPE_ONE = np.unique(np.concatenate([[0.0], np.logspace(-6, 0, 61), np.linspace(0.0, 1.0, 101)]))
 
 
-def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 4000):
+def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 400):
     """(alpha, beta): the trade-off curve of a privacy profile (`GaussianPair`, `Spectrum`, the results of
     `compose` and `poisson_subsample`, ...) at type I errors alpha (default `TYPE_ONE`), from delta on
     `points` eps in [0, eps(1e-12)] (module docstring)."""
@@ -44,13 +45,36 @@ def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 4000
     end = float(profile.epsilon(1e-12, "max"))
     end = end if np.isfinite(end) and end > 0 else 50.0
     eps = np.linspace(0.0, end, int(points))
-    forward, reverse = profile.delta(eps, "forward"), profile.delta(eps, "reverse")
+    step = eps[1] - eps[0]
     if direction == "max":
-        first = second = np.maximum(forward, reverse)
+        first = second = lambda e: profile.delta(e, "max")
     else:
-        first, second = (forward, reverse) if direction == "forward" else (reverse, forward)
-    a = alpha[:, None]
-    lines = np.maximum(1.0 - first[None, :] - np.exp(eps)[None, :] * a,
-                       np.exp(-eps)[None, :] * (1.0 - second[None, :] - a))
-    beta = np.clip(lines.max(axis=1), 0.0, 1.0 - alpha)
-    return alpha, beta
+        first = lambda e: profile.delta(e, direction)
+        second = lambda e: profile.delta(e, "reverse" if direction == "forward" else "forward")
+    lines = (lambda e, a: 1.0 - first(e) - np.exp(e) * a,                 # both concave along e^eps,
+             lambda e, a: np.exp(-e) * (1.0 - second(e) - a))             # so unimodal in eps
+    beta = np.zeros(alpha.size)
+    for line in lines:
+        values = line(eps[None, :], alpha[:, None])
+        best = eps[np.argmax(values, axis=1)]
+        refined = _golden(line, np.maximum(best - step, 0.0), np.minimum(best + step, end), alpha)
+        beta = np.maximum(beta, np.maximum(values.max(axis=1), refined))
+    return alpha, np.clip(beta, 0.0, 1.0 - alpha)
+
+
+def _golden(line, lo, hi, alpha, iterations: int = 25):
+    """max of the unimodal line(., alpha) on [lo, hi] per alpha, by golden-section search (vectorised)."""
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo.copy(), hi.copy()
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = line(c, alpha), line(d, alpha)
+    for _ in range(iterations):
+        left = fc >= fd
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+        c_new, d_new = b - ratio * (b - a), a + ratio * (b - a)
+        probe = np.where(left, c_new, d_new)
+        value = line(probe, alpha)
+        fd, fc = np.where(left, fc, value), np.where(left, value, fd)
+        c, d = np.where(left, c_new, d), np.where(left, c, d_new)
+    return np.maximum(fc, fd)

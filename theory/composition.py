@@ -27,7 +27,7 @@ import itertools
 import numpy as np
 from scipy import fft
 
-from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms
+from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms, reversed_loss
 from .pld import _pmfs, event_parts, from_pld, is_dp_accounting
 from .profile import PrivacyProfile, WorstCase, dp_accounting_modules
 from .quadratic_loss import QuadraticLoss
@@ -40,9 +40,9 @@ MAX_COMBINATIONS = 256
 def product(parts) -> GaussianLosses:
     """The product of independent Gaussian pairs [(profile, count)]: one pair whose losses hold every
     part's terms, count times (derived here from the block-diagonal pair's eigen-decomposition, which
-    is the union of the blocks')."""
+    is the union of the blocks'); the reverse loss by `reversed_loss`, without a second eigen-decomposition."""
     forward = [(p.loss, c) for p, c in parts]
-    reverse = [(p.reverse().loss, c) for p, c in parts]
+    reverse = [(reversed_loss(p.loss), c) for p, c in parts]
     mus = [p._mu for p, _ in parts]
     mu = float(np.sqrt(sum(c * m**2 for (_, c), m in zip(parts, mus)))) if all(m is not None for m in mus) else None
     count = sum(c for _, c in parts)

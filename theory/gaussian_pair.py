@@ -91,6 +91,20 @@ def group_terms(weight: np.ndarray, dof: np.ndarray, linear: np.ndarray):
     return np.add.reduceat(weight * dof, starts) / merged_dof, merged_dof, np.add.reduceat(linear, starts), tol
 
 
+def reversed_loss(loss: QuadraticLoss | None) -> QuadraticLoss | None:
+    """The privacy loss of Q||P from that of P||Q, both in the Gaussian-pair form (derived here): in
+    coordinates where P_j = N(0, 1), Q_j = N(-m_j / sqrt(1 + a_j), 1 / (1 + a_j)), so a_j' = -a_j / (1 + a_j),
+    ln(1 + a_j') = -ln(1 + a_j) and linear_j' = linear_j / (1 + a_j)^3; normal terms keep their variance."""
+    if loss is None:
+        return None
+    a, dof, linear = 2.0 * loss.weight[0], loss.dof[0], loss.linear[0]
+    normal_var = float(loss.normal_var[0])
+    flipped = linear / (1.0 + a) ** 3
+    offset = float(np.sum(flipped * (1.0 + a) / 2.0 + dof * np.log1p(a) / 2.0)) + normal_var / 2.0
+    return QuadraticLoss.build((-0.5 * a / (1.0 + a))[None, :], dof[None, :], flipped[None, :], offset=offset,
+                               normal_var=normal_var)
+
+
 class QuadraticLossProfile(PrivacyProfile):
     """The profile of a pair of Gaussians through its privacy loss, a `QuadraticLoss` of one row (None
     when the supports differ: delta = 1), shared by `GaussianPair` and the products of

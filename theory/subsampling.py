@@ -51,7 +51,10 @@ class PoissonSubsampled(PrivacyProfile):
             if not self.add:
                 inside = eps > np.log1p(-q)
                 out[~inside] = np.log(-np.expm1(eps[~inside]))
-                inner = np.log(q + np.expm1(eps[inside])) - np.log(q)
+                e = eps[inside]
+                big = e > 1.0      # e^eps would overflow: ln(q + e^eps - 1) = eps + ln(1 - (1 - q) e^-eps)
+                inner = np.where(big, e + np.log1p(-(1.0 - q) * np.exp(-np.abs(e))),
+                                 np.log(q + np.expm1(np.minimum(e, 1.0)))) - np.log(q)
                 out[inside] = np.log(q) + self.base._log_delta(inner)
             else:
                 inside = eps < -np.log1p(-q)

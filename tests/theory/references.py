@@ -377,3 +377,18 @@ def renyi_gaussian_mp(mean1, cov1, mean2, cov2, alpha, dps: int = 20):
             breaks = [peak + k * width for k in (-40, -10, 0, 10, 40)]
             total += mp.log(mp.quad(integrand, breaks, method="gauss-legendre"))
         return total / (a - 1)
+
+
+def renyi_subsampled_gaussian_mp(mu, q, alpha, direction: str, dps: int = 30):
+    """D_alpha of the Poisson-subsampled Gaussian mechanism, M = q N(mu, 1) + (1 - q) N(0, 1) against
+    Q = N(0, 1): "forward" D_alpha(M || Q) (REMOVE), "reverse" D_alpha(Q || M) (ADD), by mpmath
+    quadrature of the 1-D integral split at 0, mu and +-12 around them."""
+    with mp.workdps(dps):
+        mu, q, a = mp.mpf(mu), mp.mpf(q), mp.mpf(alpha)
+        phi = lambda x, m: mp.exp(-(x - m) ** 2 / 2) / mp.sqrt(2 * mp.pi)
+        mix = lambda x: q * phi(x, mu) + (1 - q) * phi(x, 0)
+        first, second = (mix, lambda x: phi(x, 0)) if direction == "forward" else (lambda x: phi(x, 0), mix)
+        integrand = lambda x: first(x) ** a * second(x) ** (1 - a)
+        peak = a * mu                                       # the integrand's mass lies below about alpha mu
+        breaks = sorted({-mp.mpf(40), mp.mpf(0), mu, peak, peak + 40})
+        return mp.log(mp.quad(integrand, breaks)) / (a - 1)

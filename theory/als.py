@@ -59,7 +59,8 @@ def als_pair(leverage, residual, r, p) -> GaussianLosses:
     if r <= p:
         raise ValueError(f"the sketch size r must exceed p, got r={r}, p={p}")
     forward, reverse = _als_losses(np.array([l]), np.array([e]), np.array([float(r)]), np.array([float(p)]))
-    return GaussianLosses(forward, reverse, label=f"ALS pair, leverage {l:.4g}, residual share {e:.4g}, r = {r}, p = {p}")
+    label = f"ALS pair, leverage {l:.4g}, residual share {e:.4g}, r = {r}, p = {p}"
+    return GaussianLosses(forward, reverse, label=label)
 
 
 def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):

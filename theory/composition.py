@@ -28,7 +28,7 @@ import numpy as np
 from scipy import fft
 
 from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms, reversed_loss
-from .pld import _pmfs, event_parts, from_pld, is_dp_accounting
+from .pld import pmfs, event_parts, from_pld, is_dp_accounting
 from .profile import PrivacyProfile, WorstCase, dp_accounting_modules
 from .quadratic_loss import QuadraticLoss
 from .spectrum import Spectrum
@@ -140,7 +140,7 @@ def _self_compose(pld, count: int, truncation: float = 1e-15):
     whole composition is 1 s). Any orders give valid bounds."""
     _, pld_module, pld_pmf = dp_accounting_modules()
     sides = []
-    for pmf in _pmfs(pld):
+    for pmf in pmfs(pld):
         dense = pmf.to_dense_pmf()
         probs = np.maximum(np.asarray(dense._probs, dtype=float), 0.0)
         index = np.arange(probs.size)

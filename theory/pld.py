@@ -30,7 +30,7 @@ def is_dp_accounting(value) -> bool:
     return (type(value).__module__ or "").startswith("dp_accounting")
 
 
-def _pmfs(pld):
+def pmfs(pld):
     """(REMOVE pmf, ADD pmf) of a PrivacyLossDistribution (dp_accounting keeps them as attributes
     without public accessors; a symmetric PLD holds the same pmf twice)."""
     try:
@@ -86,7 +86,7 @@ class PLDProfile(PrivacyProfile):
 
     def __init__(self, pld, eps_error: float = 0.0, label: str = "dp_accounting PLD", _sides=None):
         self.pld, self.eps_error, self.label = pld, float(eps_error), label
-        self._sides = _sides if _sides is not None else tuple(_DiscreteLoss(pmf) for pmf in _pmfs(pld))
+        self._sides = _sides if _sides is not None else tuple(_DiscreteLoss(pmf) for pmf in pmfs(pld))
         self.discretization = self._sides[0].h
 
     def __repr__(self) -> str:
@@ -94,7 +94,7 @@ class PLDProfile(PrivacyProfile):
 
     def _reversed(self) -> "PLDProfile":
         _, pld_module, _ = dp_accounting_modules()
-        remove, add = _pmfs(self.pld)
+        remove, add = pmfs(self.pld)
         flipped = pld_module.PrivacyLossDistribution(add, remove)
         return PLDProfile(flipped, self.eps_error, f"{self.label}, reversed", self._sides[::-1])
 
@@ -158,4 +158,5 @@ def _laplace(noise_multiplier, q: float, discretization: float) -> PLDProfile:
     if not scale > 0:
         raise ValueError(f"a LaplaceDpEvent needs a noise multiplier > 0 (0 is not private), got {scale}")
     pld = pld_module.from_laplace_mechanism(scale, value_discretization_interval=discretization, sampling_prob=q)
-    return PLDProfile(pld, eps_error=discretization, label=f"Laplace, scale {scale:g}" + (f", q = {q:g}" if q < 1 else ""))
+    label = f"Laplace, scale {scale:g}" + (f", q = {q:g}" if q < 1 else "")
+    return PLDProfile(pld, eps_error=discretization, label=label)

@@ -192,7 +192,10 @@ def _rho(loss, max_order: float) -> float:
     if np.isfinite(limit) and limit <= max_order:
         return np.inf
     top = min(max_order, 1e6)
-    ratio = lambda log_z: float(_gaussian_divergence(loss, np.atleast_1d(1.0 + np.exp(log_z)))[0] / (1.0 + np.exp(log_z)))
+    def ratio(log_z):
+        order = 1.0 + np.exp(log_z)
+        return float(_gaussian_divergence(loss, np.atleast_1d(order))[0] / order)
+
     grid = np.linspace(-12.0, np.log(top - 1.0), 400)
     values = np.array([ratio(g) for g in grid])
     k = int(np.argmax(values))

@@ -330,7 +330,8 @@ def parse_release(text: str):
     try:
         values = {k.strip(): float(v) for k, v in (item.split("=") for item in rest.split(",") if item.strip())}
     except ValueError:
-        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B (optionally ,sensitivity=C)") from None
+        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B "
+                         "(optionally ,sensitivity=C)") from None
     sensitivity = values.pop("sensitivity", 1.0)
     name = {"gaussian": "sigma", "laplace": "scale"}.get(kind)
     if name is None or set(values) != {name} or not values[name] > 0 or not sensitivity > 0:
@@ -373,7 +374,8 @@ def theory_accounting(args, result, eps, out):
     alpha, beta = theory.tradeoff(total)
     np.savetxt(out / "tradeoff.csv", np.column_stack([alpha, beta]), delimiter=",", header="type_one,type_two",
                comments="", fmt="%.17g")
-    what = " + ".join([result.mechanism] + list(args.with_ or [])) + (f", q = {args.subsample:g}" if args.subsample else "")
+    what = " + ".join([result.mechanism] + list(args.with_ or []))
+    what += f", q = {args.subsample:g}" if args.subsample else ""
     plot_tradeoff(out / "tradeoff.png", {f"{args.compose} x ({what})": (alpha, beta)}, "exact trade-off curve")
     error = getattr(total, "eps_error", 0.0)
     summary = {"releases": args.compose, "with": args.with_ or [], "subsample": args.subsample,

@@ -48,7 +48,8 @@ def test_different_pairs_make_the_block_diagonal_pair():
     for direction in ("forward", "reverse"):
         assert np.max(_log_relative(composed.log_delta(EPS, direction), block.log_delta(EPS, direction))) <= 1e-11
     gaussian_only = theory.compose(analytic, analytic, theory.GaussianPair([0.8], [[1.0]], [0.0], [[1.0]]))
-    assert gaussian_only.fast and gaussian_only.delta(1.0) == pytest.approx(theory.gaussian_delta(1.0, np.sqrt(1.36)), rel=1e-14)
+    assert gaussian_only.fast                                                   # mu^2 = 0.36 + 0.36 + 0.64
+    assert gaussian_only.delta(1.0) == pytest.approx(theory.gaussian_delta(1.0, np.sqrt(1.36)), rel=1e-14)
 
 
 def test_a_spectrum_composes_row_by_row():

@@ -87,8 +87,8 @@ def test_als_pair_is_the_gaussian_pair_of_its_laws_and_its_cgf():
     # the loss's own cumulant generating function agree
     l, e, r, p = 0.01, 0.004, 300, 4
     l1, q1 = 1 - l, 1 - l - e
-    laws = theory.GaussianPair(np.append(np.zeros(p - 1), np.sqrt(r * l * e / q1)), np.diag([l1 / q1] * (p - 1) + [l1**2 / q1]),
-                               np.zeros(p), np.eye(p))
+    laws = theory.GaussianPair(np.append(np.zeros(p - 1), np.sqrt(r * l * e / q1)),
+                               np.diag([l1 / q1] * (p - 1) + [l1**2 / q1]), np.zeros(p), np.eye(p))
     pair = theory.als_pair(l, e, r, p)
     eps = np.linspace(-0.5, 3.0, 8)
     for direction in ("forward", "reverse"):

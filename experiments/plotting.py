@@ -49,10 +49,7 @@ def plot_tradeoff(path, curves: dict, title: str) -> pathlib.Path:
     for name, (alpha, beta) in curves.items():
         axis.plot(alpha, beta, lw=1.3, label=name)
     axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
-    axis.set_xlim(0, 1)
-    axis.set_ylim(0, 1)
-    axis.set_xlabel("type I error")
-    axis.set_ylabel("type II error")
+    axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error", ylabel="type II error")
     axis.set_title("trade-off view", fontsize=10)
     axis.grid(alpha=0.3)
     axis.legend(fontsize=7)

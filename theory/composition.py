@@ -40,13 +40,13 @@ MAX_COMBINATIONS = 256
 def product(parts) -> GaussianLosses:
     """The product of independent Gaussian pairs [(profile, count)]: one pair whose losses hold every
     part's terms, count times (derived here from the block-diagonal pair's eigen-decomposition, which
-    is the union of the blocks'); the reverse loss by `reversed_loss`, without a second eigen-decomposition."""
-    forward = [(p.loss, c) for p, c in parts]
-    reverse = [(reversed_loss(p.loss), c) for p, c in parts]
+    is the union of the blocks'); the product is again a Gaussian pair, so its reverse loss is
+    `reversed_loss` of the forward one (term by term, without a second eigen-decomposition)."""
+    forward = _sum_of_losses([(p.loss, c) for p, c in parts])
     mus = [p._mu for p, _ in parts]
     mu = float(np.sqrt(sum(c * m**2 for (_, c), m in zip(parts, mus)))) if all(m is not None for m in mus) else None
     count = sum(c for _, c in parts)
-    return GaussianLosses(_sum_of_losses(forward), _sum_of_losses(reverse), mu,
+    return GaussianLosses(forward, reversed_loss(forward), mu,
                           f"product of {count} Gaussian pair{'s' if count > 1 else ''}")
 
 

@@ -306,7 +306,7 @@ class _SharedContour:
         s = np.arange(-40.0, 30.0 + _TABLE_STEP, _TABLE_STEP)
         x = zmax * special.expit(s) if np.isfinite(zmax) else np.exp(s)
         x = x[(x > 0) & (x < zmax) & (np.diff(x, prepend=0.0) > 0)]
-        k0, k1, k2, _ = loss.cgf_derivatives(x)
+        k0, k1, k2 = loss.cgf_table(x)
         self.x = x
         self.g0 = k0 - np.log(x) - np.log1p(x)
         self.slope = k1 - 1.0 / x - 1.0 / (1.0 + x)             # = eps whose saddle point is x

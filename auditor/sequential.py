@@ -12,7 +12,9 @@ independent samples:
    Clopper-Pearson at the look's level / 2 per side): the claim is refuted when
    delta(eps) >= P_lo - e^eps Q_hi exceeds the claimed delta.
 
-The audit stops at the first look that refutes the claim ("refuted"); after the first look of the
+A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
+size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
+audit stops at the first look that refutes the claim ("refuted"); after the first look of the
 last round when the rest of it has no realistic chance ("futile": even if the event's delta were
 `FUTILITY_SE` standard errors above its unbiased estimate, the final look would refute with
 probability below `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
@@ -106,10 +108,17 @@ def audit_sequential(audit, options: dict) -> AuditReport:
     budget, alpha = o.pop("n_samples"), o.pop("alpha")
     points = claim_points(o["claimed"], o["eps"])
     rounds = spending.schedule(budget, alpha)
+    skipped = [plan.index + 1 for plan in rounds if not _can_refute(plan, points)]
+    if len(skipped) == len(rounds):
+        raise ValueError(f"too few samples for alpha={alpha}: no outcome of a sequential audit of {budget:,} samples "
+                         f"per side could refute the claim (its last round confirms on {rounds[-1].confirm:,}); "
+                         "use more samples or a larger alpha")
     root = chunks.as_seed_sequence(o.pop("seed"))
     sampler = adapters.as_sampler(mech, o["literal"])
     draws, records, used, stop = None, [], 0, None
     for plan in rounds:
+        if plan.index + 1 in skipped:
+            continue
         screen_seed = chunks.chunk_seed(root, SCREEN_KEY, plan.index)
         report = audit(mech, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, params=None, **o)
         draws = draws or (sampler.prepare(o["D"]), sampler.prepare(o["D_prime"]))
@@ -129,7 +138,17 @@ def audit_sequential(audit, options: dict) -> AuditReport:
                 break
         if stop:
             break
-    return _report(report, records, stop or ("budget", None), rounds, budget, alpha, used, root, started)
+    return _report(report, records, stop or ("budget", None), rounds, skipped, budget, alpha, used, root, started)
+
+
+def _can_refute(plan, points) -> bool:
+    """Whether the round's final look could refute some point of the claim with the most extreme counts:
+    every fresh output on the numerator side in the event, none on the other. A round that cannot is
+    skipped: it could not change the verdict."""
+    look = plan.looks[-1]
+    low = bounds.clopper_pearson_lower(look.confirm, look.confirm, look.level / 2)
+    up = bounds.clopper_pearson_upper(0, look.confirm, look.level / 2)
+    return any(low - np.exp(eps) * up > delta for eps, delta in points)
 
 
 def _confirmation_counts(draws, report, event, plan, n, seed, o) -> tuple[int, int]:
@@ -177,7 +196,7 @@ def _reason(stop, record, rounds, budget) -> str:
     return f"budget spent: {len(rounds)} round(s), {budget:,} samples per side, none refuted the claim"
 
 
-def _report(report, records, stop, rounds, budget, alpha, used, root, started) -> AuditReport:
+def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, started) -> AuditReport:
     """The last screening audit's report, with the sequential verdict, the certificate of the deciding
     look at the tested delta, and the record of every look in info["sequential"]["rounds"]."""
     deciding = records[-1]
@@ -199,6 +218,7 @@ def _report(report, records, stop, rounds, budget, alpha, used, root, started) -
         n_samples=budget, samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
         sequential={"alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason,
                     "p_value": p_value, "spending": "alpha * t, t = share of the planned confirmation samples (Lan & DeMets 1983)",
+                    "skipped_rounds": skipped,
                     "schedule": [r.to_dict() for r in rounds],
                     "rounds": [{k: v for k, v in r.items() if k != "result"} for r in records]})
     report.info.setdefault("timings", {})["total"] = time.perf_counter() - started

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 import warnings
 
+import numpy as np
+
 from ndis.testing import family
 
 #: The most samples per side an assert_dp audit draws by default.
@@ -49,8 +51,9 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     raise `PrivacyViolation` (an AssertionError whose `report` is the AuditReport) when it is refuted.
 
     The claim: (eps, delta)-DP, mu-Gaussian DP (`mu`), or any privacy curve `ndis.audit` accepts as
-    `claimed` (`curve`: arrays (eps, delta), a CSV path, a callable, a dp_accounting accountant, ...),
-    tested at the points of `grid` (default `ndis.audit`'s eps grid). `n_samples` is the most it may
+    `claimed` (`curve`: arrays (eps, delta), a CSV path, a callable, a dp_accounting accountant, ...).
+    `grid`: the eps grid of the screening audits, at whose points a curve is tested (default
+    np.linspace(0, max(2, 2 eps), 41) for (eps, delta), else `ndis.audit`'s). `n_samples` is the most it may
     draw per side; the audit stops as soon as the claim is refuted, or when going on is futile
     (`ndis.auditor.sequential`), and `report.info["samples_used"]` says how many it drew.
 
@@ -81,8 +84,8 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     options.setdefault("progress", False)
     if grid is not None:
         options["eps"] = grid
-    elif isinstance(claimed, tuple):
-        options["eps"] = [claimed[0]]
+    elif isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can certify) past eps
+        options["eps"] = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)
     report = audit(mech, D, D_prime, n_samples=n_samples, seed=seed, alpha=alpha, claimed=claimed, sequential=True,
                    **options)
     refuted = report.verdict == "violation"

@@ -91,3 +91,20 @@ def test_the_looks_together_keep_alpha_over_the_stopping_time():
                      - np.exp(eps) * bounds.clopper_pearson_upper(k_den, drawn, look.level / 2))
             refuted |= lower > 0
     assert refuted.mean() <= alpha + 4 * np.sqrt(alpha * (1 - alpha) / runs)
+
+
+def test_rounds_that_could_not_refute_are_skipped_and_an_audit_that_could_not_is_refused():
+    from ndis.auditor import sequential
+
+    rounds = spending.schedule(100_000, 0.05)
+    # at eps = 8 an event can show P >= e^8 Q only where Q's upper bound is below e^-8 = 3.4e-4: not on
+    # the 1,500 or 4,500 confirmation samples of the first rounds (Q_hi(0 of n) = log(2 / level) / n
+    # at least), but on the last round's 67,500
+    assert [sequential._can_refute(r, [(8.0, 0.0)]) for r in rounds] == [False, False, True]
+    assert all(sequential._can_refute(r, [(0.5, 0.0)]) for r in rounds)
+
+    def never(data, n, rng):
+        raise AssertionError("sampled")
+
+    with pytest.raises(ValueError, match="no outcome of a sequential audit of 100,000 samples per side"):
+        audit(never, np.array([0.0]), np.array([1.0]), claimed=(20.0, 0.0), n_samples=100_000, sequential=True)

@@ -215,7 +215,7 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
     report.certificates = [k for k in report.certificates if k.delta != delta] + [certificate]
     reason = _reason(stop, deciding, rounds, budget)
     report.info.update(
-        n_samples=budget, samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
+        samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
         sequential={"alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason,
                     "p_value": p_value, "spending": "alpha * t, t = share of the planned confirmation samples (Lan & DeMets 1983)",
                     "skipped_rounds": skipped,

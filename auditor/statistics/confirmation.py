@@ -81,15 +81,20 @@ def _sides(num, den, eps, n):
     return np.sqrt(num * (1 - num) / n), np.exp(eps) * np.sqrt(den * (1 - den) / n)
 
 
-def predicted_power(num, den, eps: float, delta: float, n: int, level: float):
-    """Normal approximation of the probability that `confirm` refutes (eps, delta) on n samples per
-    side, when the event's true probabilities are num and den: the bound P_lo - e^eps Q_hi is about
-    num-hat - e^eps den-hat - z (se_num + e^eps se_den), z the normal quantile at level / 2."""
+def _power_z(num, den, eps: float, delta: float, n: int, level: float):
+    """The normal score whose Phi is `predicted_power` (+-inf where the estimate has no spread)."""
     se_num, se_den = _sides(np.asarray(num, float), np.asarray(den, float), eps, n)
     spread = np.hypot(se_num, se_den)
     margin = num - np.exp(eps) * den - delta - stats.norm.isf(level / 2) * (se_num + se_den)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(spread > 0, stats.norm.cdf(margin / spread), (margin > 0).astype(float))
+        return np.where(spread > 0, margin / spread, np.where(margin > 0, np.inf, -np.inf))
+
+
+def predicted_power(num, den, eps: float, delta: float, n: int, level: float):
+    """Normal approximation of the probability that `confirm` refutes (eps, delta) on n samples per
+    side, when the event's true probabilities are num and den: the bound P_lo - e^eps Q_hi is about
+    num-hat - e^eps den-hat - z (se_num + e^eps se_den), z the normal quantile at level / 2."""
+    return stats.norm.cdf(_power_z(num, den, eps, delta, n, level))
 
 
 def _fractions(held, direction: str):
@@ -103,17 +108,19 @@ def choose_event(held, points, n_confirm: int, level: float) -> Event:
     """The event most likely to refute one of the claim's `points` [(eps, delta)] on `n_confirm` fresh
     samples per side at `level`, from the screening's held-out counts `held`
     (`auditor.statistics.histogram.ScoreHistogram`): per point and direction the verdict's choice
-    (`spectrum.select_test_event`, each side at level / 2), then the largest predicted power."""
-    best = None
+    (`spectrum.select_test_event`, each side at level / 2), then the largest predicted power (compared
+    by its normal score, which does not underflow where every power is tiny)."""
+    best, best_z = None, -np.inf
     for eps, delta in points:
         for direction in spectrum.DIRECTIONS:
             roc, num, den, n_select = _fractions(held, direction)
             threshold, _ = spectrum.select_test_event(roc, eps, delta, direction, n_confirm, n_confirm, level / 2,
                                                       n_select)
             k = int(np.flatnonzero(roc.thresholds == threshold)[0])
-            power = float(predicted_power(num[k], den[k], eps, delta, n_confirm, level))
-            if best is None or power > best.predicted_power:
-                best = Event(float(eps), float(delta), direction, float(threshold), float(num[k]), float(den[k]), power)
+            z = float(_power_z(num[k], den[k], eps, delta, n_confirm, level))
+            if best is None or z > best_z:
+                best, best_z = Event(float(eps), float(delta), direction, float(threshold), float(num[k]),
+                                     float(den[k]), float(stats.norm.cdf(z))), z
     if best is None:
         raise ValueError("the claim gives no finite delta at any eps of the grid: nothing to test")
     return best

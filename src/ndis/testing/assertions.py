@@ -132,10 +132,12 @@ def message(report, name: str, alpha: float) -> str:
 
 
 def _record(report, name, alpha, refuted, seconds) -> dict:
-    """What the session summary keeps of one audit."""
+    """What the session summary keeps of one audit, JSON-ready (non-finite numbers as None)."""
+    from ndis.auditor.reporting.report import _plain
+
     s, c = report.info["sequential"], _round(report)["confirmation"]
-    return {"mechanism": report.info.get("mechanism"), "claim": name, "level": alpha, "failed": refuted,
+    return _plain({"mechanism": report.info.get("mechanism"), "claim": name, "level": alpha, "failed": refuted,
             "p_value": s["p_value"], "eps": c["event"]["eps"], "delta": c["event"]["delta"],
             "eps_lo": c["eps_lo"], "delta_lower": c["delta_lower"], "event": c["event"],
             "samples_used": s["samples_used"], "budget": s["budget"], "stopped": s["stopped"], "reason": s["reason"],
-            "seed": report.info["seed"], "seconds": seconds, "session_failure": False}
+            "seed": report.info["seed"], "seconds": seconds, "session_failure": False})

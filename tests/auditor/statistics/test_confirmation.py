@@ -94,3 +94,13 @@ def test_the_event_is_the_one_that_carries_the_violation():
     # among two claimed points, the one the mechanism violates
     event = confirmation.choose_event(held, [(3.0, 0.0), (0.5, 0.0)], 1_000, 0.01)
     assert event.eps == 0.5
+
+
+def test_where_every_power_is_tiny_the_event_is_still_a_real_one():
+    # P = Q and a claim of eps = 5: every predicted power underflows to 0, the normal scores still order
+    # the events, and the choice is a finite threshold (not the empty event at +inf)
+    rng = np.random.default_rng(4)
+    p, q = rng.standard_normal(5_000), rng.standard_normal(5_000)
+    held = histogram.ScoreHistogram.from_scores(p, q, (p[:100], q[:100]))
+    event = confirmation.choose_event(held, [(5.0, 0.0)], 1_000, 1e-4)
+    assert np.isfinite(event.threshold) and event.predicted_power < 1e-10

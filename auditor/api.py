@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import numbers
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from ndis.core import budget
 from ndis.core import neighbors as relations
 from ndis.core.validation import as_data, as_eps_grid
 
@@ -35,7 +37,7 @@ from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify
 from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
-from ndis.auditor.reporting.report import AuditReport, versions
+from ndis.auditor.reporting.report import AuditReport, partial_report, versions
 from ndis.auditor.sequential import audit_sequential
 from ndis.auditor.statistics.verdict import check_claim, judge
 
@@ -43,7 +45,6 @@ METHODS = ("threshold", "eureka")
 _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample streams (0, 1)
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
 _PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
-_MIN_PART = 50
 _N_CANDIDATES = 6  # rows screened when the budget allows
 _PILOT_MIN = 1_000  # samples per side of the smallest pilot audit worth running
 
@@ -68,29 +69,26 @@ class _Features:
         return np.concatenate([m(samples) for m in self.maps], axis=1)
 
 
-def _sizes(n_samples, train_fraction, max_train, validation_fraction):
-    if not isinstance(n_samples, (int, np.integer)) or n_samples < 4 * _MIN_PART:
-        raise ValueError(f"n_samples (per side) must be an integer >= {4 * _MIN_PART}, got {n_samples!r}")
-    if not 0 < train_fraction < 1 or not 0 < validation_fraction < 1:
-        raise ValueError("train_fraction and validation_fraction must lie in (0, 1)")
-    n_train = min(int(n_samples * train_fraction), int(max_train))
-    n_valid = int(n_train * validation_fraction)
-    n_fit, n_held = n_train - n_valid, int(n_samples) - n_train
-    if min(n_fit, n_valid, n_held) < _MIN_PART:
-        raise ValueError(f"n_samples={n_samples} leaves fewer than {_MIN_PART} samples for fitting, validation "
-                         f"or held-out estimation (fit {n_fit}, validation {n_valid}, held-out {n_held})")
-    return n_fit, n_valid, n_held
+def _check_grid(eps):
+    """ValueError for eps beyond `core.budget.MAX_EPS` = 709.78, where e^eps overflows float64."""
+    if eps.max() > budget.MAX_EPS:
+        raise ValueError(f"eps must be at most {budget.MAX_EPS:.2f} (beyond it e^eps overflows double precision), "
+                         f"got {eps.max():g}")
 
 
 def _check_power(eps, n_held, alpha):
-    """ValueError when no outcome of the audit could give a positive lower bound at any eps."""
-    floor = detectable_floor(eps.min(), n_held, n_held, alpha / (4 * eps.size))[0]
-    if floor >= 1:
-        needed = n_held
-        while detectable_floor(eps.min(), needed, needed, alpha / (4 * eps.size))[0] >= 1:
-            needed *= 2
-        raise ValueError(f"too few samples for alpha={alpha}: {n_held} held-out samples per side cannot certify any "
-                         f"delta > 0 on this grid; use at least about {2 * needed} samples per side or a larger alpha")
+    """ValueError when no outcome of the audit could give a positive lower bound at any eps, with the
+    samples per side that would (found by doubling, up to 10^15, where the floor is still computed accurately)."""
+    level = alpha / (4 * eps.size)
+    if detectable_floor(eps.min(), n_held, n_held, level)[0] < 1:
+        return
+    needed = n_held
+    while detectable_floor(eps.min(), needed, needed, level)[0] >= 1 and needed < 10**15:
+        needed *= 2
+    advice = (f"use at least about {budget.count(2 * needed)} samples per side or a larger alpha" if needed < 10**15
+              else f"no sample size up to 10^15 per side can at the smallest eps {eps.min():g}: start the grid lower")
+    raise ValueError(f"too few samples for alpha={alpha}: {n_held} held-out samples per side cannot certify any "
+                     f"delta > 0 on this grid; {advice}")
 
 
 def _scorer_factories(scorer) -> list:
@@ -133,16 +131,43 @@ def _output_shape(mech, draws, data, root, executor, name):
 
 
 def _relation(mech, D_prime, neighbor):
-    """(relation, rows) of the neighbour spec, else the mechanism's declared relation when D' is given."""
+    """(relation, rows) of the neighbour spec; without one, `core.neighbors.DEFAULT_NEIGHBOR` when D'
+    is missing, else the mechanism's declared relation (or None)."""
     if neighbor == "search":
         raise ValueError("neighbor='search' is `ndis.auditor.audit_search(mech, claimed, dimension=K, sensitivity=S)`: "
                          "the pair search, then the audit of the pair found (auditor.pair_search)")
     if neighbor is not None:
         return relations.parse(neighbor)
     if D_prime is None:
-        raise ValueError("D_prime is missing: pass it, or a neighbour spec such as neighbor='remove:worst'")
+        return relations.parse(relations.DEFAULT_NEIGHBOR)
     declared = getattr(mech, "neighbor", None)
     return (declared if isinstance(declared, str) and declared in relations.RELATIONS else None), None
+
+
+def _replaced(D, D_prime, relation, rows, replacement):
+    """D' built from `replacement` (the new row for replace:ROW, (column, value) for entry:ROW), or
+    D_prime unchanged without one."""
+    if replacement is None:
+        if relation not in relations.ROW_RELATIONS and D_prime is None and isinstance(rows, int):
+            raise ValueError(f"neighbor='{relation}:{rows}' needs the new values: replacement=[...] (the new row) for "
+                             "replace, replacement=(column, value) for entry; or pass D_prime")
+        return D_prime
+    if D_prime is not None:
+        raise ValueError("give either D_prime or replacement, not both")
+    if relation in relations.ROW_RELATIONS or not isinstance(rows, int):
+        raise ValueError("replacement goes with neighbor='replace:ROW' (the new row) or 'entry:ROW' ((column, value))")
+    return relations.make(D, relation, rows, replacement)
+
+
+def _check_different(D, D_prime):
+    """ValueError when D' is D itself: there is nothing to tell apart."""
+    try:
+        same = np.shape(D) == np.shape(D_prime) and bool(np.array_equal(D, D_prime))
+    except (TypeError, ValueError):
+        same = False
+    if same:
+        raise ValueError("D_prime is identical to D: an audit compares two different datasets (neighbours differ "
+                         "in one record)")
 
 
 def _check_neighbors(D, D_prime, relation, declared: bool) -> int:
@@ -178,7 +203,7 @@ def _named(mech, params):
 
 
 def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
-    """The samples per side whose split (`_sizes`) holds out at least n_held."""
+    """The samples per side whose split (`budget.split`) holds out at least n_held."""
     n = int(np.ceil(n_held / (1 - train_fraction)))
     return n if int(n * train_fraction) <= max_train else int(n_held + max_train)
 
@@ -212,7 +237,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
           progress: bool | str | None = None, eureka_options: dict | None = None,
-          literal: bool = False, streaming: bool = True, sequential: bool = False) -> AuditReport:
+          literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False,
+          sequential: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     The phases, in order: validate every argument (`_validate`; nothing is sampled before it
@@ -234,8 +260,12 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
         callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
         (see `auditor.sampling.neighbors.select`).
-    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...); when D_prime is given it
-        is checked to be a neighbour of D under the relation (or the mechanism's `neighbor`).
+    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...; `core.neighbors`). Without
+        one, D' is chosen by `core.neighbors.DEFAULT_NEIGHBOR` ("remove:worst", as on the command
+        line) when D_prime is None; a given D_prime is checked to be a neighbour of D under the
+        relation (or the mechanism's declared `neighbor`), and must differ from D.
+    replacement : the new values of D' with neighbor="replace:ROW" (the new row) or "entry:ROW"
+        ((column, value)), instead of D_prime.
     screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
         spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
         each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
@@ -246,7 +276,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     What is estimated and tested:
 
-    eps : grid of finite eps values (negative ones allowed: delta(eps) >= 1 - e^eps there).
+    eps : grid of finite eps values up to `core.budget.MAX_EPS` = 709.78, where e^eps overflows (negative ones
+        allowed: delta(eps) >= 1 - e^eps there).
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the
         verdict and each certified epsilon (`report.eps_lo(delta)`) are separate statements, each
         at confidence 1 - alpha (all of them together: 1 - (2 + number of deltas) alpha, by a
@@ -269,7 +300,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     The sample budget:
 
     n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
-        `validation_fraction` validate it), the rest are held out for the estimate and bounds.
+        `validation_fraction` validate it), the rest are held out for the estimate and bounds; each
+        part needs at least 50 (`core.budget.minimum_samples()`: 400 with the default split). Sizes
+        whose estimated memory (`core.budget.estimate`: grid, sampling tasks, training samples,
+        output chunks) exceeds what the machine has available are refused before any work.
     train_fraction, max_train, validation_fraction : the split of each side's samples.
     streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
         (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
@@ -293,7 +327,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         SeedSequence; the same seed gives the same report for any n_jobs / backend, so
         `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
     n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
-        address or Client, default an in-process LocalCluster with n_jobs workers).
+        address or Client, default a local cluster of n_jobs in-process workers listening on
+        127.0.0.1 only, `chunks.local_cluster`).
+    dashboard : with backend="dask" and no scheduler, serve the local cluster's Dask dashboard on
+        127.0.0.1 (this machine only; off by default).
     chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
         of n samples, see `chunks.chunk_size_for`).
     progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
@@ -308,92 +345,115 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     Raises
     ------
     progress.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
-    what was completed.
+    what was completed; its `partial` is the partial report (`reporting.report.partial_report`:
+    the phases completed and what they found).
     """
     if sequential:
         return audit_sequential(audit, {name: value for name, value in locals().items() if name != "sequential"})
     started = time.perf_counter()
     plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
-                     screen_fraction, literal, train_fraction, max_train, validation_fraction,
+                     replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
                      dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
-                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options,
-                          split=(train_fraction, max_train, validation_fraction)))
+                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
     progress = Progress.auto(progress)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard)
     timings = {}
+    info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
+            "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
+            "n_jobs": n_jobs, "backend": backend}
     try:
         with executor:
-            draws, shape, neighbour, screen = _prepare_pair(plan, executor)
-            info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
-                    "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
-                    "n_jobs": n_jobs, "backend": backend, "output_shape": list(shape),
-                    "chunk_size": int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
-                    "neighbor": neighbour, "screen": screen, "versions": versions()}
+            draws, shape = _prepare_pair(plan, executor, info)
             curves, evidence = _estimate(plan, draws, shape, executor, timings, info)
+        report = _conclude(plan, curves, evidence, info, progress.sampling_rate())
     except KeyboardInterrupt:
-        raise Interrupted(progress.summary()) from None
-    report = _conclude(plan, curves, evidence, info, progress.sampling_rate())
+        summary = progress.summary()
+        raise Interrupted(summary, partial_report(progress.done, info, summary)) from None
     timings["total"] = time.perf_counter() - started
     info["timings"] = timings
     info["phases"] = progress.done
     return report
 
 
-def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
-              screen_fraction, literal, train_fraction, max_train, validation_fraction, options) -> _Plan:
-    """Phase 1: every argument checked (ValueError / TypeError naming it) before anything is sampled."""
+def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor, replacement,
+              screen_fraction, literal, split, options) -> _Plan:
+    """Phase 1: every argument checked (ValueError / TypeError naming it) before anything is sampled,
+    and the sizes checked against the memory available (`core.budget`)."""
     mech = _named(mech, params)
     eps = as_eps_grid(eps)
+    _check_grid(eps)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
     if not 0 <= screen_fraction <= 1:
         raise ValueError(f"screen_fraction must lie in [0, 1], got {screen_fraction}")
+    chunk_size = options["chunk_size"]
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral)
+                                   or chunk_size < 1):
+        raise ValueError(f"chunk_size must be None (automatic) or a positive integer, got {chunk_size!r}")
+    claimed, curve_claim = _claims(claimed, method, eps)
+    factories = sizes = None
+    if method == "threshold":
+        factories = _scorer_factories(scorer)
+        sizes = budget.split(n_samples, *split)
+        _check_power(eps, sizes[2], alpha)
+    budget.check(eps.size, n_samples, sizes=sizes or (n_samples, 0, 0), n_jobs=options["n_jobs"],
+                 streaming=options["streaming"])
+    root = chunks.as_seed_sequence(seed)
+    sampler = adapters.as_sampler(mech, literal)
+    relation, rows = _relation(mech, D_prime, neighbor)
+    D = _dataset(D, "D", relation is not None)
+    D_prime = _replaced(D, D_prime, relation, rows, replacement)
+    row = rows if replacement is not None else None
+    if D_prime is not None:
+        D_prime = _dataset(D_prime, "D_prime", relation is not None)
+        _check_different(D, D_prime)
+        if relation is not None and replacement is None:
+            row = _check_neighbors(D, D_prime, relation, declared=neighbor is None)
+    return _Plan(mech, sampler, D, D_prime, relation, rows, row, eps, alpha, method, claimed, curve_claim, factories,
+                 sizes, root, {**options, "split": split})
+
+
+def _claims(claimed, method, eps):
+    """(claimed point or None, claimed curve or None); a curve is evaluated on the grid here, so that a
+    claim that fails or gives no delta in [0, 1] is reported before any sampling."""
     curve_claim = None
     if claimed is not None and not claims.is_point_claim(claimed):
         curve_claim, claimed = claims.claimed_curve(claimed), None
         if method == "eureka":
             raise ValueError("a claimed curve is checked by method='threshold' only")
+        curve_claim(eps)
     if claimed is not None:
         check_claim(claimed)
         if method == "eureka":
             raise ValueError("a claimed (eps, delta) is tested by method='threshold' only")
-    factories = sizes = None
-    if method == "threshold":
-        factories = _scorer_factories(scorer)
-        sizes = _sizes(n_samples, train_fraction, max_train, validation_fraction)
-        _check_power(eps, sizes[2], alpha)
-    root = chunks.as_seed_sequence(seed)
-    sampler = adapters.as_sampler(mech, literal)
-    relation, rows = _relation(mech, D_prime, neighbor)
-    D = _dataset(D, "D", relation is not None)
-    row = None
-    if D_prime is not None:
-        D_prime = _dataset(D_prime, "D_prime", relation is not None)
-        row = None if relation is None else _check_neighbors(D, D_prime, relation, declared=neighbor is None)
-    return _Plan(mech, sampler, D, D_prime, relation, rows, row, eps, alpha, method, claimed, curve_claim, factories,
-                 sizes, root, options)
+    return claimed, curve_claim
 
 
-def _prepare_pair(plan: _Plan, executor):
+def _prepare_pair(plan: _Plan, executor, info):
     """Phase 2: the prepared samplers of D and D' (choosing D' when only a neighbour spec is given,
-    `_choose_neighbour`) and the per-sample output shape. Returns (draws, shape, neighbour, screen)."""
+    `_choose_neighbour`) and the per-sample output shape; the neighbour and the screen go to `info`.
+    Returns (draws, shape)."""
     o = plan.options
     draw_D = plan.sampler.prepare(plan.D)
     screen, row, how = None, plan.row, "given"
     if plan.D_prime is None:
-        budget = int(o["screen_fraction"] * o["n_samples"])
+        budget_samples = int(o["screen_fraction"] * o["n_samples"])
         pilot_options = dict(eps=plan.eps, alpha=plan.alpha, features=o["features"], chunk_size=o["chunk_size"],
                              split=o["split"])
         row, plan.D_prime, how, draw_D_prime, screen = _choose_neighbour(
             plan.mech, plan.sampler, plan.D, draw_D, plan.relation, plan.rows, chunks.chunk_seed(plan.root, _PILOT_KEY),
-            executor, pilot_options, budget, o["screen_fraction"])
+            executor, pilot_options, budget_samples, o["screen_fraction"])
     else:
         draw_D_prime = plan.sampler.prepare(plan.D_prime)
     draws = (draw_D, draw_D_prime)
     shape = _output_shape(plan.mech, draws, (plan.D, plan.D_prime), plan.root, executor, plan.sampler.name)
-    return draws, shape, {"relation": plan.relation, "row": row, "how": how}, screen
+    chunk_size = o["chunk_size"]
+    info.update(output_shape=list(shape),
+                chunk_size=int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
+                neighbor={"relation": plan.relation, "row": row, "how": how}, screen=screen, versions=versions())
+    return draws, shape
 
 
 def _estimate(plan: _Plan, draws, shape, executor, timings, info):
@@ -449,18 +509,19 @@ def _samples_needed(verdict, rate, train_fraction, max_train, info):
                               "sampling_rate": rate, "seconds": verdict.seconds_needed}
 
 
-def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget, fraction):
+def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget_samples,
+                      fraction):
     """(row, D', how, prepared sampler of D', screen info) for a neighbour spec (`neighbors.select`).
 
     A black-box screen scores up to 6 candidate D' by small audits (quadratic scorer,
-    `pilot_options`) of equal size, together at most `budget` samples per side, rooted at `seed`,
+    `pilot_options`) of equal size, together at most `budget_samples` samples per side, rooted at `seed`,
     whose streams are disjoint from the audit's. With room for fewer than two pilots of 1,000
     samples per side, the largest-leverage row is taken unscreened. The screen reuses D's prepared
     sampler, prepares each candidate once, and returns the chosen candidate's sampler.
     """
-    n_candidates = min(_N_CANDIDATES, budget // _PILOT_MIN)
+    n_candidates = min(_N_CANDIDATES, budget_samples // _PILOT_MIN)
     n_candidates = n_candidates if n_candidates >= 2 else 1
-    n_pilot = budget // n_candidates
+    n_pilot = budget_samples // n_candidates
     prepared, scores, started = {}, {}, time.perf_counter()
     phase = contextlib.ExitStack()
     title = (f"neighbour screen ({n_candidates} rows x {n_pilot:,} samples per side, "
@@ -474,7 +535,7 @@ def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, 
         o = pilot_options
         shape = _output_shape(mech, draws, (D, D_candidate), seed, executor, sampler.name)
         curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, o["chunk_size"], shape, o["alpha"],
-                                      _scorer_factories("quadratic"), o["features"], _sizes(n_pilot, *o["split"]),
+                                      _scorer_factories("quadratic"), o["features"], budget.split(n_pilot, *o["split"]),
                                       {}, {}, sampler.name, prefix=f"screen row {row}: ")
         scores[row] = float(np.mean(curves["estimate"].delta))
         return scores[row]
@@ -488,7 +549,7 @@ def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, 
                   "seconds": time.perf_counter() - started}
     elif how == "max-leverage":
         reason = (f"screen_fraction={fraction:g}" if fraction == 0 else
-                  f"{fraction:.0%} of the budget is {budget:,} samples per side, fewer than 2 x {_PILOT_MIN:,}")
+                  f"{fraction:.0%} of the budget is {budget_samples:,} samples per side, fewer than 2 x {_PILOT_MIN:,}")
         screen = {"fraction": fraction, "rows": [row], "skipped": f"{reason}: took row {row}, the largest-leverage row"}
         executor.progress.note(f"neighbour screen skipped ({screen['skipped']})")
     return row, D_prime, how, prepared[row] if how == "screen" else sampler.prepare(D_prime), screen
@@ -510,8 +571,13 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
 
     Returns ({estimate, lower, upper: Curves, floor}, spectrum.Evidence for certificates and verdict)."""
     n_fit, n_valid, n_held = sizes
-    score, validation = _train_scorer(mech, draws, root, executor, chunk, shape, factories, features, sizes, timings,
-                                      info, name, prefix)
+    feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
+    widths = np.cumsum([0] + [m(np.zeros((1, *shape))).shape[1] for _, m in feature_list])
+    found = budget.check(eps.size, sum(sizes), sizes=sizes, output_size=int(np.prod(shape)),
+                         feature_width=int(widths[-1]), n_jobs=executor.n_jobs, streaming=streaming)
+    info["memory"] = {"estimated_bytes": found["total_bytes"], "available_bytes": found["available_bytes"]}
+    score, validation = _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, widths, sizes,
+                                      timings, info, name, prefix)
     held = _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix,
                            streaming)
     t = time.perf_counter()
@@ -528,11 +594,12 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     return curves, evidence
 
 
-def _train_scorer(mech, draws, root, executor, chunk, shape, factories, features, sizes, timings, info, name, prefix):
-    """Phase 3: draw the training samples of both sides and keep the (feature map, scorer) of least
-    validation log-loss (`_train`). Returns (the held-out transform, the validation scores of D and D')."""
+def _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, widths, sizes, timings, info, name,
+                  prefix):
+    """Phase 3: draw the training samples of both sides (the candidate feature maps side by side, their
+    column `widths`) and keep the (feature map, scorer) of least validation log-loss (`_train`).
+    Returns (the held-out transform, the validation scores of D and D')."""
     n_fit, n_valid, _ = sizes
-    feature_list = _feature_candidates(features, mech, int(np.prod(shape)))
     transform = _Features([m for _, m in feature_list])
     t = time.perf_counter()
     train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
@@ -541,7 +608,6 @@ def _train_scorer(mech, draws, root, executor, chunk, shape, factories, features
     timings["sampling_training"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    widths = np.cumsum([0] + [m(np.zeros((1, *shape))).shape[1] for _, m in feature_list])
     if len(feature_list) == 2 and widths[1] == widths[2] - widths[1] and np.array_equal(
             train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
         feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
@@ -549,12 +615,11 @@ def _train_scorer(mech, draws, root, executor, chunk, shape, factories, features
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
     with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {n_fit + n_valid:,} samples",
                                  len(combos), unit="fits") as advance:
-        best = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
-    _, f, fitted, label = best
+        _, f, fitted, label = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
+        info.update(scorer=label, validation_log_loss=losses)  # found when the phase ends (a partial report has it)
     columns = slice(widths[f], widths[f + 1])
     validation = (fitted.log_odds(train[0][n_fit:, columns]), fitted.log_odds(train[1][n_fit:, columns]))
     timings["training"] = time.perf_counter() - t
-    info.update(scorer=label, validation_log_loss=losses)
     return _Score(feature_list[f][1], fitted), validation
 
 

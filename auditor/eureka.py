@@ -23,6 +23,7 @@ from ndis.auditor.statistics import bounds
 from ndis.auditor.sampling import chunks
 from ndis.auditor.scoring import features as features_module
 from ndis.auditor.scoring.mlp import MLPScorer
+from ndis.auditor.scoring.preprocessing import power_of_two_unit
 
 _MASK_KEY = 3  # spawn-key prefix of the dummy masks
 
@@ -59,8 +60,9 @@ def _knn_predict(train_x, train_y, query, k):
         return knn_predict_1d(train_x[:, 0], train_y, query[:, 0], k)
     from sklearn.neighbors import KNeighborsClassifier
 
+    unit = power_of_two_unit(train_x)  # Euclidean distances of large outputs would overflow; neighbours unchanged
     model = KNeighborsClassifier(n_neighbors=min(k, len(train_x)), algorithm="kd_tree")
-    return model.fit(train_x, train_y).predict(query).astype(int)
+    return model.fit(train_x / unit, train_y).predict(query / unit).astype(int)
 
 
 def _mlp_predict(train_x, train_y, query, seed):

@@ -50,7 +50,6 @@ SCREEN_KEY, CONFIRM_KEY = 10, 11
 #: Futility: standard errors of optimism granted to the tested event, and the chance below which the
 #: last round's final look is not made.
 FUTILITY_SE, FUTILITY_POWER = 2.0, 0.01
-STOP_REASONS = ("refuted", "futile", "budget")
 
 
 class _Exceed:

@@ -26,7 +26,8 @@ Truth comes from the exact curves (`theory.zoo`): delta* = max over both directi
   cycling over their (eps0, pattern) pairs (target <= alpha = 0.05); the buggy ones are audited once
   per (eps0, pattern), and their non-violating pairs count as false-alarm opportunities too.
 * Violating runs not flagged are listed with their label ("no violation found", "inconclusive",
-  with "suspicious" when the estimate is above the claim) and the Bayes-optimal score's bound.
+  with "suspicious" when the verdict's test rejects the claim at level 0.2 but not at alpha) and the
+  Bayes-optimal score's bound.
 
 Prints one line per run and a table per (mechanism, eps0): pairs, refutable, flagged, false
 alarms, the largest certified eps_lo(delta0) over the pairs, the scorers chosen.

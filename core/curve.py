@@ -22,6 +22,33 @@ def check_direction(which: str) -> str:
     return which
 
 
+#: A printed table of an eps grid shows every row up to this many; a longer grid about 40 of them.
+TABLE_ROWS = 60
+
+
+def table_rows(eps, keep=(), every: int | None = None, where: str = "the CSV") -> tuple[np.ndarray, str | None]:
+    """(indices, note) of the grid rows a printed table shows: every row of a grid of at most
+    `TABLE_ROWS` (note None); else (or every `every`-th row when given) evenly spaced rows, the last
+    one and the rows of the eps values in `keep` (e.g. the claimed eps), with a note saying which rows
+    were left out, why, and `where` every row is."""
+    eps = np.asarray(eps, dtype=float)
+    n = eps.size
+    if every is None and n <= TABLE_ROWS:
+        return np.arange(n), None
+    step = every if every is not None else -(-(n - 1) // 40)
+    if int(step) != step or step < 1:
+        raise ValueError(f"every must be an integer >= 1, got {every!r}")
+    step = int(step)
+    kept = [int(i) for value in keep for i in np.flatnonzero(eps == value)]
+    rows = np.unique(np.concatenate([np.arange(0, n, step), [n - 1], kept])).astype(int)
+    if rows.size == n:
+        return rows, None
+    extra = [f"eps = {eps[i]:g}" for i in sorted({n - 1, *kept}) if i % step]
+    why = f"every={every} was asked for" if every is not None else f"more than {TABLE_ROWS} rows are too many to print"
+    shown = ", ".join([f"one in {step} from the first"] + extra)
+    return rows, f"{rows.size} of {n:,} grid rows shown ({shown}): {why}; every row is in {where}"
+
+
 @dataclass(frozen=True)
 class Curve:
     """delta on an eps grid for both orders of a neighbouring pair."""

@@ -23,6 +23,10 @@ RELATIONS = ("remove", "zero", "replace", "entry")
 ROW_RELATIONS = ("remove", "zero")
 #: The row choices of a neighbour spec.
 ROW_CHOICES = ("worst", "random", "<index>")
+#: The one default neighbour of an audit given D alone (`ndis.audit(mech, D)`, `ndis audit --data D`):
+#: remove the row whose removal the mechanism says, or a black-box screen finds, is most visible.
+#: With D' given, the default is instead the mechanism's declared relation (checked), else none.
+DEFAULT_NEIGHBOR = "remove:worst"
 
 
 def check_relation(relation: str) -> str:

@@ -14,15 +14,30 @@ import weakref
 import numpy as np
 
 
+def _float_array(value, name: str, failed) -> np.ndarray:
+    """`value` as a float64 array; `failed(error)` is raised when numpy cannot convert it, and a
+    TypeError naming `name` for complex numbers, whose imaginary part numpy's cast would drop with
+    only a warning."""
+    try:
+        array = np.asarray(value)
+        is_complex = np.iscomplexobj(array)
+        if not is_complex:
+            array = array.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as error:
+        raise failed(error) from None
+    if is_complex:
+        raise TypeError(f"{name} holds complex numbers, which ndis does not take (their imaginary part would be lost): "
+                        "pass the real part and imaginary part as separate real values (np.real, np.imag)")
+    return array
+
+
 def as_finite_array(value, name: str) -> np.ndarray:
-    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf. An array already
-    validated (by `as_data` or `register`) is returned as it is, without a second scan."""
+    """float64 array of `value`; ValueError naming `name` if it holds NaN or inf (TypeError for complex
+    numbers). An array already validated (by `as_data` or `register`) is returned as it is, without a
+    second scan."""
     if _validated(value) is not None:
         return value
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric: {error}") from None
+    array = _float_array(value, name, lambda error: ValueError(f"{name} must be numeric: {error}"))
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return array
@@ -112,6 +127,36 @@ def optional(check, name: str, value, *args):
     return None if value is None else check(name, value, *args)
 
 
+def one_setting(name: str, given: dict, *ways: tuple[str, ...], optional_with: dict | None = None,
+                shared: tuple[str, ...] = ()) -> None:
+    """Check that the parameters `given` ({name: value or None}) set a scheme's noise in exactly one of
+    `ways`, each a tuple of the parameters it needs (e.g. ("sigma",) and ("eps", "delta")).
+
+    A ValueError names the parameters of two ways given together (an explicit sigma would silently
+    override the calibration from eps and delta), or the ways when none is complete.
+    `optional_with` maps parameters that only some way uses ({"C": 1}: a calibration's row-norm bound)
+    to that way's index; they may not be given with another way. `shared` parameters may accompany
+    any way (ltm-gauss's delta, which also sets its zero-output rule) and are required only by the
+    ways that list them."""
+    optional_with = optional_with or {}
+    alternatives = ", or ".join(_joined(way) for way in ways)
+    members = [set(way) - set(shared) | {key for key, index in optional_with.items() if index == i}
+               for i, way in enumerate(ways)]
+    started = [i for i, member in enumerate(members) if any(given.get(key) is not None for key in member)]
+    if len(started) > 1:
+        clashing = ", ".join(f"{key}={given[key]!r}" for key in given
+                             if given[key] is not None and any(key in members[i] for i in started))
+        raise ValueError(f"{name} takes {alternatives}, only one of them: got {clashing} ({_joined(ways[started[0]])} "
+                         "would silently override the rest); give one")
+    if not any(all(given.get(key) is not None for key in way) for way in ways):
+        raise ValueError(f"{name} needs {alternatives}")
+
+
+def _joined(names) -> str:
+    """("eps", "delta", "C") -> "eps, delta and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 # Arrays already checked by `as_data`: id -> (weak reference, memo table). Each entry is removed when
 # its array is garbage-collected, so an id is never mistaken for a later object's.
 _VALIDATED: dict[int, tuple[weakref.ref, dict]] = {}
@@ -142,10 +187,8 @@ def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
     O(nd) finiteness scan, and `memo` can attach derived quantities to it. The view shares memory
     with D, so D must not be modified while the view is in use."""
     known = _validated(D) is not None
-    try:
-        array = D if known else np.asarray(D, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a numeric 2-D array (rows = records)") from None
+    array = D if known else _float_array(D, name, lambda error: TypeError(f"{name} must be a numeric 2-D array "
+                                                                          "(rows = records)"))
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (rows = records, columns = attributes), got shape {array.shape}")
     if array.shape[0] < 1 or array.shape[1] < min_cols:

@@ -157,9 +157,14 @@ def load(spec: str) -> np.ndarray:
         return synthetic(**options)
     path = pathlib.Path(spec)
     if path.is_file():
-        data = pd.read_csv(path, header=None).apply(pd.to_numeric, errors="coerce")
+        try:
+            data = pd.read_csv(path, header=None).apply(pd.to_numeric, errors="coerce")
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path}: the CSV file is empty; it needs one numeric row per record") from None
         if data.iloc[0].isna().all():
             data = data.iloc[1:]
+        if data.empty:
+            raise ValueError(f"{path}: the CSV file has a header but no rows; it needs one numeric row per record")
         values = data.to_numpy(dtype=float)
         if not np.all(np.isfinite(values)):
             raise ValueError(f"{path}: the CSV must be numeric with no missing values")

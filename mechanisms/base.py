@@ -35,6 +35,18 @@ def _one_blas_thread():
     return _BLAS[0].limit(limits=1, user_api="blas")
 
 
+def noise_variance(sigma: float) -> float:
+    """sigma^2 for an output law's covariance; a ValueError when it exceeds float64 (sigma beyond
+    about 1.3e154), where the law cannot be written down although its outputs can be sampled."""
+    with np.errstate(over="ignore"):
+        variance = float(np.square(np.float64(sigma)))  # inf, not Python's OverflowError
+    if not np.isfinite(variance):
+        raise ValueError(f"the noise variance sigma^2 of sigma = {sigma:.4g} exceeds the float64 range, so the "
+                         "output law cannot be represented; rescale the data (the auditor's scores do not depend "
+                         "on the scale)")
+    return variance
+
+
 class Mechanism:
     """A randomized mechanism M: dataset D (n, d) -> output array of shape output_shape(D).
 

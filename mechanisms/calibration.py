@@ -16,24 +16,26 @@ import numpy as np
 
 from ndis import theory
 
-from ndis.core.validation import as_bool, as_leverage, as_positive, as_probability, max_row_norm, optional, row_norm_bound
+from ndis.core.validation import (as_bool, as_leverage, as_positive, as_probability, max_row_norm, one_setting, optional,
+                                  row_norm_bound)
 
 _DOCS = {
     "eps": "target epsilon (> 0)",
     "delta": "target delta in (0, 1)",
     "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound for standard DP)",
     "tight": "use the tighter valid sigma = C sqrt(1/l* - 1) instead of the published C/sqrt(l*) (default false)",
-    "sigma": "explicit noise scale; overrides the (eps, delta) calibration (default None)",
+    "sigma": "explicit noise scale, instead of eps and delta (default None)",
     "leverage": "leverage l_S of the database set; default None = max leverage of the data (data-dependent)",
     "residual": "residual share e_S of the database set; default None = max residual share of the data",
 }
 
 
-def _target(eps, delta, sigma, name: str) -> dict:
-    """Validated (eps, delta); both are required unless an explicit sigma is given."""
-    if sigma is None and (eps is None or delta is None):
-        raise ValueError(f"{name} needs eps and delta (or an explicit sigma)")
-    return {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta)}
+def _target(eps, delta, sigma, name: str, C=None) -> dict:
+    """Validated (eps, delta): both required, unless the scheme takes an explicit sigma instead (never
+    both; nor sigma with the calibration's row-norm bound C)."""
+    target = {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta)}
+    one_setting(name, {"sigma": sigma, **target, "C": C}, ("sigma",), ("eps", "delta"), optional_with={"C": 1})
+    return target
 
 
 class NoNoise:
@@ -61,7 +63,7 @@ class RPNoise(_RowNormBound):
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "tight", "sigma")}
 
     def _noise_params(self, eps=None, delta=None, C=None, tight=False, sigma=None) -> dict:
-        return {**_target(eps, delta, sigma, self.name), "C": optional(as_positive, "C", C),
+        return {**_target(eps, delta, sigma, self.name, C), "C": optional(as_positive, "C", C),
                 "tight": as_bool("tight", tight), "sigma": optional(as_positive, "sigma", sigma)}
 
     def noise_scale(self, D: np.ndarray) -> float:
@@ -77,7 +79,7 @@ class OLSNoise(_RowNormBound):
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "sigma")}
 
     def _noise_params(self, eps=None, delta=None, C=None, sigma=None) -> dict:
-        return {**_target(eps, delta, sigma, self.name), "C": optional(as_positive, "C", C),
+        return {**_target(eps, delta, sigma, self.name, C), "C": optional(as_positive, "C", C),
                 "sigma": optional(as_positive, "sigma", sigma)}
 
     def noise_scale(self, D: np.ndarray) -> float:

@@ -9,11 +9,11 @@ import numpy as np
 
 from ndis import theory
 
-from .base import Mechanism
+from .base import Mechanism, noise_variance
 from .gram import least_squares
 from .neighbors import row_pair
 from ndis.core.neighbors import ROW_RELATIONS
-from ndis.core.validation import as_choice, as_data, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_positive, as_probability, one_setting, optional
 
 
 def _ols(D: np.ndarray) -> np.ndarray:
@@ -40,9 +40,8 @@ class GaussianMechanism(Mechanism):
         params = {"query": query, "sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
                   "delta": optional(as_probability, "delta", delta),
                   "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        one_setting(self.name, params, ("sigma",), ("eps", "delta", "sensitivity"))
         if sigma is None:
-            if None in (eps, delta, sensitivity):
-                raise ValueError("gaussian needs sigma, or eps, delta and sensitivity to calibrate it")
             noise = float(theory.gaussian_sigma(params["eps"], params["delta"], params["sensitivity"]))
         else:
             noise = params["sigma"]
@@ -78,7 +77,7 @@ class GaussianMechanism(Mechanism):
         """Exact: N(f(D), sigma^2 I) on the flattened output."""
         D = as_data(D)
         value = self._value(D).reshape(-1)
-        return theory.GaussianLaw(value, self.noise_scale(D) ** 2 * np.eye(value.size), copies=1, exact=True)
+        return theory.GaussianLaw(value, noise_variance(self.noise_scale(D)) * np.eye(value.size), copies=1, exact=True)
 
     def spectrum_model(self, D):
         """theory's closed form for the ols query (x_opt + N(0, sigma^2 I)); None for other queries."""
@@ -104,19 +103,19 @@ class GaussianLS(GaussianMechanism):
     param_docs = {
         "eps": "target epsilon (> 0)",
         "delta": "target delta in (0, 1)",
-        "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
+        "sigma": "explicit noise standard deviation, instead of eps and delta (default None)",
         "calibration": "'analytic' (Balle & Wang 2018, as in Lu et al. 2023, NDIS, Table IV) or 'classic' (Dwork & Roth 2014, as in OLS-RP)",
         "sensitivity": "OLS sensitivity bound; default None = max_i ||x_opt - x_opt(D minus i)|| of the data "
                        "(data-dependent: relative DP over D's neighbours)",
     }
 
     def __init__(self, eps=None, delta=None, sigma=None, calibration="analytic", sensitivity=None):
-        if sigma is None and (eps is None or delta is None):
-            raise ValueError("gaussian-ls needs eps and delta (or an explicit sigma)")
         params = {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta),
                   "sigma": optional(as_positive, "sigma", sigma),
                   "calibration": as_choice("calibration", calibration, ("analytic", "classic")),
                   "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        one_setting(self.name, {key: params[key] for key in ("sigma", "eps", "delta", "sensitivity")},
+                    ("sigma",), ("eps", "delta"), optional_with={"sensitivity": 1})
         self._set(params, query="ols")
 
     def _check_data(self, D) -> np.ndarray:

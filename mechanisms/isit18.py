@@ -35,7 +35,7 @@ from .base import Mechanism
 from .neighbors import row_pair
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
 from .rp import RandomProjection, gram_features
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 
 
 def check_entries(X: np.ndarray) -> None:
@@ -60,10 +60,11 @@ class _ISIT18:
         return theory.isit18_mi_epsilon(self.eps, self.delta)
 
     def _privacy_params(self, eps_mi, eps, delta, sigma) -> dict:
-        if sigma is None and eps_mi is None and (eps is None or delta is None):
-            raise ValueError(f"{self.name} needs eps_mi (bits), or eps and delta (the conversion of Lu et al. 2023), or sigma")
-        return {"eps_mi": optional(as_positive, "eps_mi", eps_mi), "eps": optional(as_positive, "eps", eps),
-                "delta": optional(as_probability, "delta", delta), "sigma": optional(as_positive, "sigma", sigma, True)}
+        params = {"eps_mi": optional(as_positive, "eps_mi", eps_mi), "eps": optional(as_positive, "eps", eps),
+                  "delta": optional(as_probability, "delta", delta), "sigma": optional(as_positive, "sigma", sigma, True)}
+        one_setting(self.name, {key: params[key] for key in ("sigma", "eps_mi", "eps", "delta")},
+                    ("sigma",), ("eps_mi",), ("eps", "delta"))
+        return params
 
     def _split(self, D: np.ndarray) -> np.ndarray:
         """The private part X of D (all of D for "release", else all but the label column)."""
@@ -85,7 +86,7 @@ _PRIVACY_DOCS = {
     "eps_mi": "MI-DP level eps_MI in bits (> 0)",
     "eps": "alternatively: target eps, converted to eps_MI as the code of Lu et al. (2023) [NDIS] does (with delta)",
     "delta": "alternatively: target delta for that conversion",
-    "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
+    "sigma": "explicit noise standard deviation, instead of eps_mi or eps and delta (default None)",
 }
 
 

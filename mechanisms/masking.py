@@ -29,7 +29,7 @@ from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 
 from .base import Mechanism
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
@@ -91,8 +91,16 @@ def _check_bounded(D: np.ndarray) -> np.ndarray:
     return D
 
 
+def _calibration(name: str, sigma, eps, delta) -> dict:
+    """Validated (sigma, eps, delta): an explicit sigma, or the eps and delta to calibrate it, not both."""
+    params = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+              "delta": optional(as_probability, "delta", delta)}
+    one_setting(name, params, ("sigma",), ("eps", "delta"))
+    return params
+
+
 _CAL_DOCS = {
-    "sigma": "explicit noise standard deviation; overrides the calibration (default None)",
+    "sigma": "explicit noise standard deviation, instead of eps and delta (default None)",
     "eps": "target eps of condition (5) (> 0)",
     "delta": "target delta in (0, 1)",
 }
@@ -108,10 +116,7 @@ class MaskNoiseOnly(NoisyRelease):
                   "focus": FOCUS_DOC}
 
     def __init__(self, sigma=None, eps=None, delta=None, calibration="thm3.2-sufficient", focus=None):
-        if sigma is None and (eps is None or delta is None):
-            raise ValueError("mask-a needs sigma, or eps and delta")
-        params = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
-                  "delta": optional(as_probability, "delta", delta),
+        params = {**_calibration(self.name, sigma, eps, delta),
                   "calibration": as_choice("calibration", calibration, ("thm3.2-sufficient", "thm3.2-necessary", "analytic")),
                   "focus": as_focus(focus)}
         if params["sigma"] is not None:
@@ -144,12 +149,6 @@ class _Masked(Mechanism):
     """Shared parts of (B), (C) and blocks: calibration, data checks, Gram features, CLT law."""
 
     neighbor = "replace"
-
-    def _calibration_params(self, sigma, eps, delta) -> dict:
-        if sigma is None and (eps is None or delta is None):
-            raise ValueError(f"{self.name} needs sigma, or eps and delta (Thm 3.4)")
-        return {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
-                "delta": optional(as_probability, "delta", delta)}
 
     def _blocks(self, n: int) -> list[slice]:
         return [slice(0, n)]
@@ -217,7 +216,7 @@ class MaskNoiseThenRotate(_Masked):
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
-        self._set(self._calibration_params(sigma, eps, delta))
+        self._set(_calibration(self.name, sigma, eps, delta))
 
     def _fast(self, D):
         sigma = self.noise_scale(D)
@@ -239,7 +238,7 @@ class MaskRotateThenNoise(_Masked):
     param_docs = dict(_CAL_DOCS)
 
     def __init__(self, sigma=None, eps=None, delta=None):
-        self._set(self._calibration_params(sigma, eps, delta))
+        self._set(_calibration(self.name, sigma, eps, delta))
 
     def _fast(self, D):
         sigma = self.noise_scale(D)
@@ -279,7 +278,7 @@ class MaskBlocks(_Masked):
     param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
 
     def __init__(self, blocks, sigma=None, eps=None, delta=None):
-        self._set({"blocks": as_blocks(blocks), **self._calibration_params(sigma, eps, delta)})
+        self._set({"blocks": as_blocks(blocks), **_calibration(self.name, sigma, eps, delta)})
 
     def _blocks(self, n: int) -> list[slice]:
         sizes = self.blocks if isinstance(self.blocks, tuple) else [len(a) for a in np.array_split(np.arange(n), self.blocks)]

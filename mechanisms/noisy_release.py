@@ -17,7 +17,7 @@ import numpy as np
 
 from ndis import theory
 
-from .base import Mechanism
+from .base import Mechanism, noise_variance
 from ndis.core.validation import as_data, as_int
 
 #: Largest n*d for which output_law without a focus builds the dense (n*d)^2 covariance.
@@ -96,7 +96,7 @@ class NoisyRelease(Mechanism):
             raise ValueError(f"the exact law of the full {D.shape[0]}x{D.shape[1]} release has dimension {mean.size} "
                              f"> {DENSE_LIMIT}; set focus=i (row) or focus=(i, j) (entry) to the neighbouring "
                              "coordinates (sufficient for the pair), e.g. mech.focused(D, relation)")
-        return theory.GaussianLaw(mean, sigma**2 * np.eye(mean.size), copies=1, exact=True)
+        return theory.GaussianLaw(mean, noise_variance(sigma) * np.eye(mean.size), copies=1, exact=True)
 
     def focused(self, D, relation=None) -> "NoisyRelease":
         """This mechanism focused on the coordinates its worst neighbour of D changes: the entry (i, j)

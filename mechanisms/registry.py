@@ -75,9 +75,8 @@ def resolve(spec: str, **params):
     """The mechanism named by `spec`: a registered name (`get(spec, **params)`) or a third-party
     `module.path:attribute`.
 
-    The module is imported normally; when it is not importable from `sys.path`, the working
-    directory is appended (after every installed package, so that a user's `theory.py` or
-    `mechanisms.py` never shadows a module ndis relies on). The attribute may be a Mechanism-like
+    The module is imported as installed (`_import_plug_in`); only a module found nowhere on
+    `sys.path` is looked for in the working directory. The attribute may be a Mechanism-like
     class (instantiated with `params`), an object with `sample`, or a batched / per-sample callable
     (`params` bound as keyword arguments by a `functools.partial` named after it, whose signature
     shows the remaining parameters).
@@ -85,12 +84,7 @@ def resolve(spec: str, **params):
     if ":" not in spec:
         return get(spec, **params)
     module_name, _, attribute = spec.partition(":")
-    if str(pathlib.Path.cwd()) not in sys.path and "" not in sys.path:
-        sys.path.append(str(pathlib.Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(f"cannot import module {module_name!r} for mechanism {spec!r}: {error}") from None
+    module = _import_plug_in(module_name, spec)
     if not hasattr(module, attribute):
         raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
     target = getattr(module, attribute)
@@ -103,3 +97,28 @@ def resolve(spec: str, **params):
         bound.__name__, bound.__doc__ = getattr(target, "__name__", spec), getattr(target, "__doc__", None)
         return bound
     return target
+
+
+def _import_plug_in(module_name: str, spec: str):
+    """The module `module_name`, imported as installed; when no module of that name is found on
+    `sys.path`, the working directory is appended to it (after every installed package, so that a
+    user's `theory.py` or `mechanisms.py` never shadows a module ndis relies on) and the import is
+    tried again. The directory stays on `sys.path` only when the module was found there (joblib's
+    worker processes import the plug-in again by name)."""
+    here = str(pathlib.Path.cwd())
+    appended = False
+    while True:
+        try:
+            return importlib.import_module(module_name)
+        except ImportError as error:
+            absent = isinstance(error, ModuleNotFoundError) and (
+                error.name == module_name or module_name.startswith(f"{error.name}."))
+            if absent and not appended and here not in sys.path and "" not in sys.path:
+                sys.path.append(here)
+                importlib.invalidate_caches()
+                appended = True
+                continue
+            if absent and appended:
+                sys.path.remove(here)
+            reason = f"no module of that name is installed or in the working directory {here}" if absent else error
+            raise ValueError(f"cannot import module {module_name!r} for mechanism {spec!r}: {reason}") from None

@@ -29,9 +29,10 @@ from scipy import sparse
 from ndis import theory
 from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
-from .base import Mechanism
+from .base import Mechanism, noise_variance
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from ndis.core.validation import as_bool, as_choice, as_data, as_int, as_positive, as_probability, optional
+from ndis.core.validation import (as_bool, as_choice, as_data, as_int, as_positive, as_probability, one_setting,
+                                  optional)
 
 
 # -- public sketches ----------------------------------------------------------------------------
@@ -116,19 +117,19 @@ class LTMGauss(Mechanism):
     param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
                   "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
                   "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
-                  "sigma": "explicit client noise standard deviation; overrides the calibration",
+                  "sigma": "explicit client noise standard deviation, instead of eps (delta may still set the zero-output rule)",
                   "enforce_min_n": "release 0 when n <= 8 m ln(dm/delta) + s + t' (default true)"}
 
     def __init__(self, m, eps=None, delta=None, eta=1.0, s=1, sketch_seed=0, t_prime=0, sigma_rule="paper_eq4",
                  p=1.0, sigma=None, enforce_min_n=True):
-        if sigma is None and (eps is None or delta is None):
-            raise ValueError("ltm-gauss needs eps and delta (or sigma)")
-        self._set({"m": as_int("m", m), "eps": optional(as_positive, "eps", eps),
-                   "delta": optional(as_probability, "delta", delta), "eta": as_positive("eta", eta),
+        target = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+                  "delta": optional(as_probability, "delta", delta)}
+        one_setting(self.name, target, ("sigma",), ("eps", "delta"), shared=("delta",))  # delta: the zero-output rule
+        self._set({"m": as_int("m", m), "eps": target["eps"], "delta": target["delta"], "eta": as_positive("eta", eta),
                    "s": as_int("s", s), "sketch_seed": as_int("sketch_seed", sketch_seed, minimum=0),
                    "t_prime": as_int("t_prime", t_prime, minimum=0),
                    "sigma_rule": as_choice("sigma_rule", sigma_rule, ("paper_eq4", "consistent_2eta")),
-                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": optional(as_positive, "sigma", sigma),
+                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": target["sigma"],
                    "enforce_min_n": as_bool("enforce_min_n", enforce_min_n)})
 
     def sketch(self, n: int) -> Sketch:
@@ -186,7 +187,7 @@ class LTMGauss(Mechanism):
             size = self.m * D.shape[1]
             return theory.GaussianLaw(np.zeros(size), np.zeros((size, size)), copies=1, exact=True)
         S = self.sketch(D.shape[0])
-        variance = np.repeat(self.noise_scale(D) ** 2 * S.counts() / S.s, D.shape[1])
+        variance = np.repeat(noise_variance(self.noise_scale(D)) * S.counts() / S.s, D.shape[1])
         return theory.GaussianLaw((S.matrix() @ D).reshape(-1), np.diag(variance), copies=1, exact=True)
 
     def mu(self, D, i: int, new_row) -> float:
@@ -213,15 +214,15 @@ class LTMLaplace(Mechanism):
     neighbor = "replace"
     summary = "Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
     param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
-                  "b": "explicit Laplace scale; overrides the calibration"}
+                  "b": "explicit Laplace scale, instead of eps"}
 
     def __init__(self, m, eps=None, eta=1.0, sketch_seed=0, t_prime=0, scale="theorem", b=None):
-        if b is None and eps is None:
-            raise ValueError("ltm-laplace needs eps (or b)")
-        self._set({"m": as_int("m", m), "eps": optional(as_positive, "eps", eps), "eta": as_positive("eta", eta),
+        noise = {"b": optional(as_positive, "b", b), "eps": optional(as_positive, "eps", eps)}
+        one_setting(self.name, noise, ("b",), ("eps",))
+        self._set({"m": as_int("m", m), "eps": noise["eps"], "eta": as_positive("eta", eta),
                    "sketch_seed": as_int("sketch_seed", sketch_seed, minimum=0),
                    "t_prime": as_int("t_prime", t_prime, minimum=0),
-                   "scale": as_choice("scale", scale, ("theorem", "experiment")), "b": optional(as_positive, "b", b)})
+                   "scale": as_choice("scale", scale, ("theorem", "experiment")), "b": noise["b"]})
 
     def sketch(self, n: int) -> Sketch:
         return dense_sketch(self.m, n, self.sketch_seed)
@@ -419,14 +420,15 @@ class LTMLocal(NoisyRelease):
                   "focus": FOCUS_DOC}
 
     def __init__(self, eps=None, delta=None, eta=1.0, sigma_rule="textbook", m=None, s=1, p=0.0, sigma=None, focus=None):
-        if sigma is None and (eps is None or delta is None):
-            raise ValueError("ltm-local needs eps and delta (or sigma)")
+        target = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
+                  "delta": optional(as_probability, "delta", delta)}
+        one_setting(self.name, target, ("sigma",), ("eps", "delta"))
         rule = as_choice("sigma_rule", sigma_rule, ("textbook", "interpolate"))
         if rule == "interpolate" and m is None and sigma is None:
             raise ValueError("sigma_rule='interpolate' needs the sketch size m")
-        self._set({"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta),
+        self._set({"eps": target["eps"], "delta": target["delta"],
                    "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m), "s": as_int("s", s),
-                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": optional(as_positive, "sigma", sigma),
+                   "p": float(as_positive("p", p, allow_zero=True)), "sigma": target["sigma"],
                    "focus": as_focus(focus)})
 
     def noise_scale(self, D: np.ndarray) -> float:

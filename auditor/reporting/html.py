@@ -11,9 +11,17 @@ import math
 
 import numpy as np
 
+from ndis.auditor.statistics.verdict import SUSPICION_LEVEL
+from ndis.core.curve import table_rows
+
+#: The width of the page's content in CSS pixels (72rem at the browsers' default 16 px), the widest
+#: the plot is shown: on a 1280 px screen the page is this wide, and `AuditReport.plot` sizes its
+#: texts for it.
+PAGE_WIDTH_PX = 1152
+
 _STYLE = """
 body { font-family: system-ui, "Segoe UI", "DejaVu Sans", Arial, sans-serif; color: #1d1d1f;
-       max-width: 72rem; margin: 1.5rem auto; padding: 0 1rem; line-height: 1.45; }
+       max-width: PAGE_WIDTH_PXpx; margin: 1.5rem auto; padding: 0 1rem; line-height: 1.45; }
 h1 { font-size: 1.5rem; margin-bottom: 0.2rem; }
 h2 { font-size: 1.15rem; margin-top: 1.6rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
@@ -31,7 +39,7 @@ img { max-width: 100%; height: auto; }
 .refuted { border-color: #c0392b; background: #fbeceb; }
 .not-refuted { border-color: #5a6b7d; background: #eef1f4; }
 .note { color: #555; font-size: 0.9rem; }
-"""
+""".replace("PAGE_WIDTH_PX", str(PAGE_WIDTH_PX))
 
 
 def _number(value, digits: int = 4) -> str:
@@ -46,17 +54,19 @@ def _text(value) -> str:
 
 
 def _verdict(report) -> str:
-    """The verdict box, or a line saying no claim was tested."""
+    """The verdict box (`AuditReport.verdict_text`), or a line saying no claim was tested."""
     v = report.verdict
     if v is None:
         return ('<p class="note">No claimed (eps, delta) was tested (give <code>claimed=</code> or '
                 "<code>--claimed</code>).</p>")
     css = v.label.replace(" ", "-")  # "no violation found" must not carry the class "violation"
-    return (f'<div class="verdict {_text(css)}"><strong>Verdict: {_text(v.label)}</strong> '
-            f"(confidence {v.confidence:.4f})<br>{_text(v)}<br><span class=\"note\">at eps = {v.eps:g}: "
-            f"lower bound {_number(v.lower_bound)}, estimate {_number(v.estimate)}, "
-            f"detectable floor {_number(v.floor, 3)}, "
-            f"direction {_text(v.direction)}, alpha {v.alpha:g}</span></div>")
+    label = v.label + (f", suspicious at level {SUSPICION_LEVEL:g}" if v.suspicious else "")
+    return (f'<div class="verdict {_text(css)}"><strong>Verdict: {_text(label)}</strong> (a test of '
+            f"delta({v.eps:g}) &le; {v.delta:g} at level {v.alpha:g})<br>{_text(report.verdict_text)}<br>"
+            f'<span class="note">at eps = {v.eps:g}: {1 - v.alpha:.0%} lower bound {_number(v.lower_bound)}, '
+            f"held-out estimate {_number(v.estimate)}, detectable floor {_number(v.floor, 3)}, "
+            f"direction {_text(v.direction)}. The confidence belongs to the lower bound on delta, not to the "
+            "claim: a black-box audit never proves privacy.</span></div>")
 
 
 def _certificates(report) -> str:
@@ -101,8 +111,11 @@ def _gdp(report) -> str:
             "band is refuted by the score's tests.</p>")
 
 
-def _table(report, rows) -> str:
-    """The curves at the grid indices `rows`; estimates below the detectable floor in grey italics."""
+def _table(report) -> str:
+    """The curves at every grid row (`ndis.core.curve.table_rows`: a long grid's skipped rows are
+    named below the table); estimates below the detectable floor in grey italics."""
+    keep = () if report.verdict is None else (report.verdict.eps,)
+    rows, skipped = table_rows(report.eps, keep, where="spectrum.csv, report.json and report.to_frame()")
     names = ["eps", "estimate", "lower bound", "upper band", "floor"]
     if report.theory is not None:
         names.append(report.theory_label)
@@ -121,7 +134,8 @@ def _table(report, rows) -> str:
         tds = "".join(f'<td class="below">{c}</td>' if below and k == 1 else f"<td>{c}</td>"
                       for k, c in enumerate(cells))
         body.append(f"<tr>{tds}</tr>")
-    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    note = f'<p class="note">{_text(skipped)}.</p>' if skipped else ""
+    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{note}'
 
 
 def _curve_note(report) -> str:
@@ -151,16 +165,18 @@ def _provenance(report) -> str:
     items = {"command": info.get("command"), "mechanism": info.get("mechanism"),
              "kind": info.get("kind"), "parameters": info.get("params"),
              "data": info.get("data"), "data_prime": info.get("data_prime")}
-    neighbour = info.get("neighbor")
+    neighbour, search = info.get("neighbor"), info.get("pair_search")
     if neighbour:
-        items["neighbour"] = f"{neighbour.get('relation')} row {neighbour.get('row')} ({neighbour.get('how')})"
-    items.update({"samples per side": info.get("n_samples"), "split": info.get("sizes"),
+        items["neighbour"] = _neighbour(neighbour)
+    items.update({"samples per side": _samples(info.get("n_samples"), search), "split": info.get("sizes"),
                   "method": info.get("method"), "scorer": info.get("scorer"), "alpha": info.get("alpha")})
+    if isinstance(search, dict):
+        items["why this pair"] = search.get("reason")
     seed = info.get("seed")
-    if isinstance(seed, dict):
-        items["seed entropy"] = (f"{seed.get('entropy')} (seed={seed.get('entropy')} re-runs the audit exactly)"
-                                 if not seed.get("spawn_key") else seed.get("entropy"))
-        items["seed spawn key"] = seed.get("spawn_key") or None
+    if report.seed_line:
+        items["seed"] = report.seed_line
+    elif isinstance(seed, dict):
+        items["seed entropy"], items["seed spawn key"] = seed.get("entropy"), seed.get("spawn_key") or None
     if info.get("backend") is not None:
         items["sampling"] = f"{info.get('backend')}, n_jobs={info.get('n_jobs')}"
     items["exact curve source"] = info.get("theory")
@@ -170,6 +186,26 @@ def _provenance(report) -> str:
     items["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None) or None
     rows = "".join(f"<dt>{_text(k)}</dt><dd>{_text(_plain_text(v))}</dd>" for k, v in items.items() if v is not None)
     return f"<dl>{rows}</dl>"
+
+
+def _neighbour(neighbour: dict) -> str:
+    """The neighbouring row, or the pair the pair search found, or a D' given without a relation."""
+    relation, row, how = neighbour.get("relation"), neighbour.get("row"), neighbour.get("how")
+    if row is not None:
+        return f"{relation} row {row} ({how})"
+    if "D" in neighbour:
+        return f"{how}: D = {neighbour['D']}, D' = {neighbour['D_prime']}"
+    return f"D' {how}, " + (f"a neighbour under {relation}" if relation else "no neighbour relation checked")
+
+
+def _samples(n, search) -> str | int | None:
+    """The audit's samples per side; after a pair search, also what the search spent besides them."""
+    if not (isinstance(search, dict) and isinstance(n, int)):
+        return n
+    confirmations = (f", {search['n_confirm']} confirmations x {search['samples_per_confirmation']:,}"
+                     if search.get("n_confirm") else "")
+    return (f"{n:,} in the audit of the pair found, independent of the {search['pilot_samples'] // 2:,} per side "
+            f"the pair search spent ({search['n_trials']} pilots x {search['samples_per_pilot']:,}{confirmations})")
 
 
 DPI = 120  # of spectrum.png and of the page's image, which are the same bytes when `ndis audit` writes both
@@ -201,11 +237,9 @@ def _heading(report, title) -> str:
 
 
 def summary(report) -> str:
-    """A notebook summary of `report`: heading, verdict and an 11-row table (no plot)."""
-    rows = np.unique(np.linspace(0, report.eps.size - 1, min(11, report.eps.size)).round().astype(int))
+    """A notebook summary of `report`: heading, verdict, certificates and the table (no plot)."""
     return (f"<div>{_heading(report, None)}{_verdict(report)}{_claim(report)}{_certificates(report)}{_gdp(report)}"
-            f"{_table(report, rows)}"
-            f"{_curve_note(report)}</div>")
+            f"{_table(report)}{_curve_note(report)}</div>")
 
 
 def page(report, title: str | None = None, figure=None, png: bytes | None = None) -> str:
@@ -219,8 +253,15 @@ def page(report, title: str | None = None, figure=None, png: bytes | None = None
         f", {report.theory_label} curve" if report.theory_label else "") + (
         ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
     png, width, height = _plot_png(report, title, figure, png)
-    panels = "Left: linear delta; middle: log delta; right: the trade-off view (type I vs type II error)." if (
-        report.gdp is not None and report.gdp.tradeoff) else "Left: linear delta; right: log delta."
+    zero = (" (a claimed delta of 0, which a log scale cannot show, is the star on its bottom edge)"
+            if report.verdict is not None and report.verdict.delta <= 0 else "")
+    panels = f"Left: delta(eps) on a linear scale; {{}}: on a log scale{zero}."
+    if report.gdp is not None and report.gdp.tradeoff:
+        panels = panels.format("middle") + (
+            " Right: the trade-off view: each point is a test telling M(D) from M(D'), placed by its type I and "
+            "type II errors; the lower the curve, the less private the mechanism (the diagonal is perfect privacy).")
+    else:
+        panels = panels.format("right")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -242,7 +283,7 @@ def page(report, title: str | None = None, figure=None, png: bytes | None = None
 <figure><img src="data:image/png;base64,{png}" alt="{_text(alt)}" width="{width}" height="{height}">
 <figcaption class="note">{panels}{hollow}</figcaption></figure>
 {_curve_note(report)}
-{_table(report, range(report.eps.size))}
+{_table(report)}
 <h2>Provenance</h2>
 {_provenance(report)}
 </main>

@@ -9,7 +9,12 @@ import time
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during an audit; the message says which phase was under way and what was completed."""
+    """Ctrl-C during an audit; the message says which phase was under way and what was completed, and
+    `partial` is the partial report (`reporting.report.partial_report`), or None."""
+
+    def __init__(self, message: str = "", partial: dict | None = None):
+        super().__init__(message)
+        self.partial = partial
 
 
 class Progress:
@@ -82,9 +87,10 @@ class Progress:
 
     def summary(self) -> str:
         """What was under way and what was completed, in one line."""
-        text = "before sampling started"
         c = self.current or self.stopped
         if c is not None:
             text = f"during {c['name']} after {c['count']:,} of {c['total']:,} {c['unit']}"
+        else:
+            text = f"after {self.done[-1]['phase']}" if self.done else "before sampling started"
         done = [f"{p['phase']} ({p['count']:,} {p['unit']})" for p in self.done]
         return text + ("; completed: " + ", ".join(done) if done else "; no phase was completed")

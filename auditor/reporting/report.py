@@ -1,4 +1,9 @@
-"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot."""
+"""AuditReport: the curves, bounds, exact curve and verdict of an audit; JSON, CSV (frame) and plot.
+
+Every file is written whole or not at all (`core.files.write_atomic`). The JSON of a complete
+report has "status": "complete"; an interrupted audit leaves a partial report instead
+(`partial_report`, "status": "partial"): the phases it completed and what they found.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ndis.core.curve import Curve
+from ndis.core.curve import Curve, table_rows
+from ndis.core.files import write_atomic
 
 from ndis.auditor.reporting import html
 from ndis.auditor.statistics.certify import Certificate, certify
@@ -37,6 +43,13 @@ def _part(curve: str, part: str) -> property:
         return None if value is None else getattr(value, part)
 
     return property(get, doc=f"`{curve}.{part}`")
+
+
+def _literal(*texts):
+    """Draw matplotlib texts as they are: no mathtext (a `$` in a path or name is a dollar sign), no TeX."""
+    for text in texts:
+        text.set_parse_math(False)
+        text.set_usetex(False)
 
 
 def versions() -> dict:
@@ -67,6 +80,14 @@ def _plain(value):
     if isinstance(value, (np.bool_,)):
         return bool(value)
     return value
+
+
+def partial_report(phases: list, info: dict, interrupted: str | None = None) -> dict:
+    """The JSON-ready partial report of an interrupted audit: "status": "partial", the phases completed
+    (name, samples or fits, seconds), what they found (the audit's `info` so far: the neighbour and
+    screen, the output shape, the scorer chosen and its validation losses, ...) and, when given,
+    what was under way (`interrupted`)."""
+    return _plain({"status": "partial", "interrupted": interrupted, "phases_completed": phases, "info": info})
 
 
 @dataclass(eq=False)
@@ -132,8 +153,7 @@ class AuditReport:
         are two tests, each at 1 - alpha on its own event chosen on the validation split: each holds
         alone, not both read together, and with few validation rows against many held out the two
         choices can differ."""
-        v = self.verdict
-        certificate = next((c for c in self.certificates if v is not None and c.delta == v.delta), None)
+        v, certificate = self.verdict, self._claim_certificate()
         if certificate is None or (certificate.eps_lo > v.eps) == (v.label == "violation"):
             return None
         rows = self.info.get("sizes", {}).get("validation")
@@ -142,11 +162,37 @@ class AuditReport:
                 f"eps={v.eps:g}: each is a separate test at {1 - v.alpha:.0%} on its own event chosen{on}, valid "
                 f"alone but not both together; more validation rows (a larger max_train) steady the choices")
 
-    def _seed_line(self) -> str | None:
-        seed = self.info.get("seed")
+    def _claim_certificate(self) -> Certificate | None:
+        """The certified eps_lo at the verdict's claimed delta, if any."""
+        v = self.verdict
+        return next((c for c in self.certificates if v is not None and c.delta == v.delta), None)
+
+    @property
+    def verdict_text(self) -> str | None:
+        """The verdict (`Verdict.__str__`), and for a violation what it means in eps: the certified
+        eps_lo at the claimed delta as a multiple of the claimed eps. The verdict tests delta(eps0) and
+        eps_lo is a second test, of every eps < eps_lo, at the same level: each holds at 1 - alpha on
+        its own (both together at 1 - 2 alpha). None without a claim."""
+        v, certificate = self.verdict, self._claim_certificate()
+        if v is None:
+            return None
+        text = str(v)
+        if v == "violation" and certificate is not None and certificate.eps_lo > v.eps:
+            times = f", about {certificate.eps_lo / v.eps:.2g}x the claimed {v.eps:g}" if v.eps > 0 else ""
+            text += (f". In eps: the mechanism's eps at delta={v.delta:g} is at least {certificate.eps_lo:.3g}{times} "
+                     f"(the certified eps_lo, a separate test at {1 - certificate.alpha:.0%} confidence)")
+        return text
+
+    @property
+    def seed_line(self) -> str | None:
+        """How to re-run the audit (or the pair search that chose its pair) exactly; None when the
+        audit ran on a spawned seed (e.g. inside another audit)."""
+        search = self.info.get("pair_search")
+        seed, call = (search.get("seed"), "audit_search") if isinstance(search, dict) else (self.info.get("seed"), "audit")
         if not isinstance(seed, dict) or seed.get("spawn_key"):
             return None
-        return f"seed entropy {seed['entropy']}: audit(..., seed={seed['entropy']}) or --seed {seed['entropy']} re-runs it exactly"
+        entropy = seed["entropy"]
+        return f"seed entropy {entropy}: {call}(..., seed={entropy}) or --seed {entropy} re-runs this audit exactly"
 
     def _columns(self) -> dict:
         """eps, the curve columns, the floor and the exact-curve columns, in the order of the formats."""
@@ -160,15 +206,14 @@ class AuditReport:
         out["claim"] = None if self.claim is None else self.claim.to_dict()
         out["mu_lo"] = None if self.gdp is None else self.gdp.to_dict()
         out["info"] = self.info
+        out["status"] = "complete"
         return _plain(out)
 
     def to_json(self, path=None) -> str:
         """The report as JSON text; also written to `path` when given."""
         text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text + "\n")
+            write_atomic(path, text + "\n")
         return text
 
     @classmethod
@@ -178,6 +223,9 @@ class AuditReport:
         if not text.lstrip().startswith("{"):
             text = pathlib.Path(source).read_text()
         data = json.loads(text)
+        if data.get("status") == "partial":
+            raise ValueError(f"a partial report of an interrupted audit ({data.get('interrupted') or 'no detail'}): it "
+                             "has the phases completed and what they found, no curves; read it with json.load")
         eps = np.asarray(data["eps"], dtype=float)
 
         def curve(name, forward, reverse):
@@ -207,20 +255,27 @@ class AuditReport:
         return pd.DataFrame(columns)
 
     def table(self, every: int | None = None) -> str:
-        """A short text table (about 11 rows) of eps, estimate, lower bound, floor and theory."""
-        step = every or max(len(self.eps) // 10, 1)
+        """A text table of eps, estimate, lower bound, floor, theory and claimed curve: every grid row,
+        or for a grid longer than `ndis.core.curve.TABLE_ROWS` (or every `every`-th row when given) a
+        selection with a line saying which rows it skipped (`ndis.core.curve.table_rows`); then the
+        verdict, the claimed curve's check, the certificates, notes, a sequential audit's samples used
+        and why it stopped, and the seed."""
+        keep = () if self.verdict is None else (self.verdict.eps,)
+        rows, skipped = table_rows(self.eps, keep, every, where="report.to_frame() and spectrum.csv")
         head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
         head += " {:>11} {:>8}".format("claimed", "refuted") if self.claim is not None else ""
         lines = [head]
-        for i in range(0, len(self.eps), step):
-            line = f"{self.eps[i]:7.3f} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
+        for i in rows:
+            line = f"{self.eps[i]:7.4g} {self.delta[i]:11.4g} {self.delta_lower[i]:11.4g} {self.floor[i]:10.3g}"
             if self.theory is not None:
                 line += f" {self.theory[i]:11.4g}"
             if self.claim is not None:
                 line += f" {self.claim.claimed[i]:11.4g} {'yes' if self.claim.refuted[i] else 'no':>8}"
             lines.append(line)
+        if skipped:
+            lines.append(skipped)
         if self.verdict is not None:
-            lines.append(str(self.verdict))
+            lines.append(self.verdict_text)
         if self.claim is not None:
             lines.append(str(self.claim))
         lines += [str(c) for c in self.certificates]
@@ -228,8 +283,11 @@ class AuditReport:
             lines.append(f"note: {note}")
         if self.gdp is not None:
             lines.append(str(self.gdp))
-        if self._seed_line():
-            lines.append(self._seed_line())
+        if sequential := self.info.get("sequential"):
+            lines.append(f"sequential: {sequential['samples_used']:,} of {sequential['budget']:,} samples per side "
+                         f"used; {sequential['reason']}")
+        if self.seed_line:
+            lines.append(self.seed_line)
         return "\n".join(lines)
 
     @property
@@ -245,12 +303,15 @@ class AuditReport:
 
     def plot(self, path=None, title: str | None = None):
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
-        log-delta panels; saved to `path` when given. Returns a matplotlib Figure made without
-        pyplot, so the session's backend and figure list are left alone."""
+        log-delta panels (and the trade-off view when the report has one), one legend below them;
+        saved to `path` when given. Sized for report.html: at the page's width (`html.PAGE_WIDTH_PX`)
+        every text is at least 10 px high. User strings (title, mechanism, claim source) are drawn
+        as plain text, never as mathtext or TeX. Returns a matplotlib Figure made without pyplot, so
+        the session's backend and figure list are left alone."""
         from matplotlib.figure import Figure
 
         tradeoff = None if self.gdp is None else self.gdp.tradeoff
-        figure = Figure(figsize=(16, 4.2) if tradeoff else (11, 4.2))
+        figure = Figure(figsize=(14, 5.6) if tradeoff else (11, 5.6), layout="constrained")
         axes = figure.subplots(1, 3 if tradeoff else 2)
         below = self.delta < self.floor
         for axis, log in zip(axes, (False, True)):
@@ -267,8 +328,6 @@ class AuditReport:
             axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
             if self.claim is not None:
                 self._plot_claim(axis)
-            if self.verdict is not None and (self.verdict.delta > 0 or not log):
-                axis.plot([self.verdict.eps], [self.verdict.delta], "k*", ms=10, label=f"claimed ({self.verdict.label})")
             for certificate, style in zip(self.certificates, (":", "-.", "--")):
                 if certificate.eps_lo > 0:  # a vertical line, or a legend entry when beyond the grid
                     inside = certificate.eps_lo <= self.eps.max()
@@ -279,27 +338,51 @@ class AuditReport:
                     else:
                         axis.plot([], [], color="tab:green", ls=style, lw=1.2, label=label)
             axis.set_xlabel("eps")
-            axis.set_ylabel("delta")
+            axis.set_ylabel("delta (log scale)" if log else "delta")
             if log:
-                shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
-                low = max(shown[shown > 0].min(initial=1.0), 1e-12)
-                if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
-                    low = min(low, self.verdict.delta)
-                if self.claim is not None and np.any(self.claim.claimed > 0):
-                    low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
-                axis.set_yscale("log")
-                axis.set_ylim(low / 3, 1.5)
+                self._log_scale(axis)
+            if self.verdict is not None:
+                self._plot_claimed_point(axis, log)
             axis.grid(alpha=0.3)
-        figure.axes[0].legend(fontsize=8)
+        handles = {}
+        for axis in axes[:2]:
+            for handle, label in zip(*axis.get_legend_handles_labels()):
+                handles.setdefault(label, handle)
+        legend = figure.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=3, fontsize=11)
+        _literal(*legend.get_texts())
         if tradeoff:
             self._plot_tradeoff(axes[2], tradeoff)
-        figure.suptitle(title or self.title)
-        figure.tight_layout()
+        _literal(figure.suptitle(title or self.title))
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(html.render_png(figure))
+            write_atomic(path, html.render_png(figure))
         return figure
+
+    def _log_scale(self, axis):
+        """Log y axis from a third of the smallest positive delta drawn (the claimed one included) to 1.5."""
+        shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
+        low = max(shown[shown > 0].min(initial=1.0), 1e-12)
+        if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
+            low = min(low, self.verdict.delta)
+        if self.claim is not None and np.any(self.claim.claimed > 0):
+            low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
+        axis.set_yscale("log")
+        axis.set_ylim(low / 3, 1.5)
+
+    def _plot_claimed_point(self, axis, log: bool):
+        """The claimed (eps0, delta0) as a star; a claimed delta of 0 on the log panel sits on its
+        bottom edge, with a note saying so."""
+        v = self.verdict
+        label = f"claimed ({v.eps:g}, {v.delta:g}): {v.label}" + (", suspicious" if v.suspicious else "")
+        if not (log and v.delta <= 0):
+            axis.plot([v.eps], [v.delta], "k*", ms=11, label=label)
+            return
+        bottom = axis.get_ylim()[0]
+        axis.plot([v.eps], [bottom], "k*", ms=11, clip_on=False, zorder=5, label=label)
+        left, right = axis.get_xlim()
+        where = (v.eps - left) / (right - left)  # the note runs from the star toward the panel's middle
+        side = "left" if where < 1 / 3 else "right" if where > 2 / 3 else "center"
+        _literal(axis.annotate("claimed delta = 0, on the bottom edge", (v.eps, bottom), xytext=(0, 12),
+                               textcoords="offset points", fontsize=10, ha=side))
 
     def _plot_claim(self, axis):
         """The claimed curve, its refuted points, and the gap between it and the point estimate."""
@@ -326,11 +409,12 @@ class AuditReport:
         axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
         axis.set_xlim(0, 1)
         axis.set_ylim(0, 1)
-        axis.set_xlabel("type I error")
+        axis.set_xlabel("type I error (reject M(D) when it is M(D))")
         axis.set_ylabel("type II error")
-        axis.set_title("trade-off view", fontsize=10)
+        axis.set_title("trade-off: the errors of tests of M(D) vs M(D');\nthe lower the curve, the less private",
+                       fontsize=10)
         axis.grid(alpha=0.3)
-        axis.legend(fontsize=7)
+        _literal(*axis.legend(fontsize=10, loc="upper right").get_texts())
 
     @property
     def title(self) -> str:
@@ -344,9 +428,7 @@ class AuditReport:
         rendering (`auditor.reporting.html.render_png`), to reuse instead of rendering it again."""
         text = html.page(self, title, figure, png)
         if path is not None:
-            path = pathlib.Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         return text
 
     def __repr__(self) -> str:

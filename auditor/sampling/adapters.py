@@ -120,6 +120,11 @@ def _numeric(value):
 def _describe(value) -> str:
     if value is None:
         return "None"
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, (complex, np.complexfloating)) or isinstance(v, np.ndarray) and v.dtype.kind == "c"
+           for v in items):
+        return ("complex numbers (outputs must be real: return the real and imaginary parts as separate "
+                "coordinates)")
     if isinstance(value, str):
         return f"the string {value[:30]!r}"
     if isinstance(value, (list, tuple)):

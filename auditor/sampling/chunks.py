@@ -3,7 +3,7 @@
 Samples are drawn in chunks; chunk j of part `part` on side `side` uses the generator of the
 SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
 `SeedSequence.spawn` would give). The chunking rule is deterministic: a phase of n samples is cut
-into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`chunk_size_for`), whatever the
+into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`core.budget.chunk_size_for`), whatever the
 mechanism's kind or speed, so that even a slow plug-in shows progress every 5% and stops promptly.
 So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
 by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
@@ -14,19 +14,21 @@ arrive.
 from __future__ import annotations
 
 import contextlib
-import math
+import logging
+import os
 from typing import Callable
 
 import numpy as np
 
+from ndis.core.budget import chunk_size_for
 from ndis.core.errors import MechanismError
+from ndis.core.validation import as_int, optional
 
 from ndis.auditor.reporting.progress import Progress
 from ndis.auditor.sampling.adapters import validate_output
 
 BACKENDS = ("loky", "dask")
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
-_CHUNK_BYTES = 32 * 2**20
 
 
 def chunk_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -38,16 +40,16 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     """An int, None or SeedSequence as a SeedSequence (None draws fresh entropy, recorded in reports)."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, None or a numpy.random.SeedSequence, got {seed}")
     if seed is None or isinstance(seed, (int, np.integer)):
         return np.random.SeedSequence(None if seed is None else int(seed))
     raise TypeError(f"seed must be an int, None or numpy.random.SeedSequence, got {type(seed).__name__}")
 
 
-def chunk_size_for(sample_shape: tuple, n: int, budget_bytes: int = _CHUNK_BYTES) -> int:
-    """Samples per chunk of a phase of n samples: min(ceil(n / 20), about `budget_bytes` of raw output,
-    2^18), at least 1. It depends on (n, output shape) only, so results do not depend on the workers."""
-    per_sample = 8 * int(np.prod(sample_shape, dtype=np.int64) or 1)
-    return int(max(min(math.ceil(n / 20), budget_bytes // per_sample, 2**18), 1))
+def check_chunk_size(chunk_size) -> int | None:
+    """`chunk_size` (samples per task) checked: None (`chunk_size_for` decides) or an integer >= 1."""
+    return optional(as_int, "chunk_size", chunk_size)
 
 
 def _draw(draw, n, seed_seq, shape, where, transform, start):
@@ -65,14 +67,24 @@ class Executor:
 
     A worker process that dies loses no chunk: loky's unfinished chunks are re-run (`_loky`), and
     the Dask scheduler reschedules the tasks of a lost worker itself (up to its `allowed-failures`
-    per task). A re-run chunk reproduces itself from its seed key, so the report does not change."""
+    per task). A re-run chunk reproduces itself from its seed key, so the report does not change.
 
-    def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None):
+    With backend="dask" and no `scheduler`, the cluster is made here (`local_cluster`): its workers are
+    threads of this process talking in-process, and its HTTP servers listen on 127.0.0.1 only,
+    serving nothing but a health check unless `dashboard` is True (then the Dask dashboard, whose
+    pages show logs and call stacks, on http://127.0.0.1:8787 or the next free port, still reachable
+    from this machine only)."""
+
+    def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None,
+                 dashboard: bool = False):
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
             raise ValueError(f"n_jobs must be a positive integer or -1 (all cores), got {n_jobs!r}")
-        self.n_jobs, self.backend, self.scheduler = int(n_jobs), backend, scheduler
+        if dashboard and (backend != "dask" or scheduler is not None):
+            raise ValueError("dashboard=True applies to the local Dask cluster (backend='dask' without a scheduler); "
+                             "a cluster of your own serves its dashboard as it was configured")
+        self.n_jobs, self.backend, self.scheduler, self.dashboard = int(n_jobs), backend, scheduler, bool(dashboard)
         self.progress = progress or Progress()
         self._client = self._cluster = None
         self._own_client = False
@@ -80,7 +92,7 @@ class Executor:
     def __enter__(self):
         if self.backend == "dask":
             try:
-                from distributed import Client, LocalCluster
+                from distributed import Client
             except ImportError:
                 raise ImportError('backend="dask" needs dask.distributed, which is not installed: '
                                   'pip install "ndis[distributed]"') from None
@@ -88,12 +100,16 @@ class Executor:
             if isinstance(self.scheduler, Client):
                 self._client = self.scheduler
             elif self.scheduler:
-                self._client, self._own_client = Client(self.scheduler), True
+                try:
+                    self._client, self._own_client = Client(self.scheduler), True
+                except (OSError, ValueError) as error:  # a malformed or unreachable address (TimeoutError is an OSError)
+                    raise ValueError(f"cannot connect to the Dask scheduler {self.scheduler!r}: {error}") from None
             else:
-                workers = self.n_jobs if self.n_jobs > 0 else None
-                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=False,
-                                             dashboard_address=None)
+                self._cluster = local_cluster(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, self.dashboard)
                 self._client, self._own_client = Client(self._cluster), True
+                if self.dashboard:
+                    port = self._client.scheduler_info()["services"]["dashboard"]
+                    self.progress.note(f"Dask dashboard: http://127.0.0.1:{port}/status (this machine only)")
         return self
 
     def __exit__(self, *exc):
@@ -137,8 +153,13 @@ class Executor:
         futures = [self._client.submit(function, *args, pure=False) for args in argument_lists]
         index = {future.key: i for i, future in enumerate(futures)}
         try:
-            for future, result in as_completed(futures, with_results=True):
+            for done, (future, result) in enumerate(as_completed(futures, with_results=True)):
                 i = index[future.key]
+                if future.status != "finished":  # cancelled: as_completed hands over the CancelledError
+                    raise RuntimeError(
+                        f"the Dask cluster lost chunk {i} of this sampling phase ({future.status}: {result}) after "
+                        f"{done} of {len(futures)} chunks: its workers, or the sampler shared with them, were lost "
+                        "(e.g. every worker died or was closed); no result was computed for this phase")
                 futures[i] = None  # the cluster may forget a result once it is consumed
                 yield i, result
         finally:
@@ -170,6 +191,25 @@ class Executor:
                                    f"{completed}..{len(argument_lists) - 1}")
 
 
+def local_cluster(n_workers: int, dashboard: bool = False):
+    """A Dask cluster of `n_workers` single-thread workers in this process (in-process transport, no
+    listening socket for the tasks), whose HTTP servers bind 127.0.0.1 and, unless `dashboard`,
+    serve only /health. Memory limits are off: the workers share this process, so a per-worker
+    limit would weigh the whole process against a share of the memory and pause every worker."""
+    import dask
+    from distributed import Scheduler, SpecCluster, Worker
+
+    http = {} if dashboard else {f"distributed.{node}.http.routes": ["distributed.http.health"]
+                                 for node in ("scheduler", "worker")}
+    scheduler = {"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": dashboard,
+                                               "dashboard_address": "127.0.0.1:8787" if dashboard else "127.0.0.1:0"}}
+    worker = {"cls": Worker, "options": {"protocol": "inproc://", "nthreads": 1, "memory_limit": 0,
+                                         "dashboard": False, "dashboard_address": "127.0.0.1:0"}}
+    with dask.config.set(http):
+        return SpecCluster(scheduler=scheduler, workers={i: worker for i in range(n_workers)}, worker=worker,
+                           silence_logs=logging.WARNING)
+
+
 def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSequence, key: tuple, chunk: int | None,
          shape, transform=None, desc: str = "sampling", name: str = "mechanism", count: bool = True, fold=None):
     """n samples from `draw_n(k, rng)` (a prepared sampler) in chunks of `chunk` (None: `chunk_size_for`),
@@ -182,7 +222,8 @@ def draw(executor: Executor, draw_n: Callable, n: int, root: np.random.SeedSeque
     The prepared sampler and the transform are shipped with the tasks (once per Dask worker), so
     their set-up is not repeated per chunk.
     """
-    chunk = int(chunk) if chunk else chunk_size_for(() if shape is None else shape, n)
+    n = as_int(f"the number of samples of {name} ({desc})", n)
+    chunk = check_chunk_size(chunk) or chunk_size_for(() if shape is None else shape, n)
     starts = list(range(0, n, chunk))
     sizes = [min(chunk, n - start) for start in starts]
     where = f"{name} ({desc})"

@@ -35,7 +35,12 @@ def gram(samples: np.ndarray) -> np.ndarray:
         samples = samples[:, None, :]
     if samples.ndim != 3:
         raise ValueError(f"gram features need outputs of shape (n, r, d) or (n, d), got {samples.shape}")
-    return gram_features(samples)
+    values = gram_features(samples)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"gram features overflow float64: the products of outputs of magnitude up to "
+                         f"{np.max(np.abs(samples)):.3g} exceed 1.8e308; use features='flatten' (scale-invariant "
+                         "scorers need no rescaling) or rescale the outputs")
+    return values
 
 
 def float_grid(samples: np.ndarray) -> np.ndarray:

@@ -38,13 +38,28 @@ def in_chunks(function, X) -> np.ndarray:
     return np.concatenate([function(X[i:i + _CHUNK]) for i in range(0, max(len(X), 1), _CHUNK)])
 
 
+def power_of_two_unit(X, axis=None):
+    """The power of two u with max |X| < u <= 2 max |X| (over `axis`; 1 where X is all zero): dividing
+    by it is exact and brings the values into (-1, 1), where their squares and sums neither overflow (outputs of 1e160
+    have squares beyond float64's 1.8e308) nor underflow. Moments computed in these units and
+    multiplied back are bit for bit the moments computed directly whenever those do not overflow,
+    because scaling by a power of two commutes with rounding."""
+    largest = np.max(np.abs(X), axis=axis, initial=0.0)
+    return np.ldexp(1.0, np.minimum(np.frexp(largest)[1], 1023))  # 2^1024 is not a float: [-2, 2] there
+
+
 class Standardiser:
-    """Affine map to zero mean, unit variance per column (constant columns left unscaled)."""
+    """Affine map to zero mean, unit variance per column (constant columns only centred), with the
+    moments computed in units of a power of two per column (`power_of_two_unit`): the standardised
+    values do not depend on the units of the data."""
 
     def fit(self, X):
-        self.mean = X.mean(axis=0)
-        scale = X.std(axis=0)
-        self.scale = np.where(scale > 0, scale, 1.0)
+        X = np.asarray(X, dtype=float)
+        unit = power_of_two_unit(X, axis=0)
+        U = X / unit
+        self.mean = U.mean(axis=0) * unit
+        scale = U.std(axis=0)
+        self.scale = np.where(scale > 0, scale * unit, 1.0)
         return self
 
     def __call__(self, X):
@@ -53,13 +68,18 @@ class Standardiser:
 
 class Whitener:
     """Affine map to zero mean and identity covariance (x - m) L^-T, S = L L^T (eigenvalues floored
-    at 1e-12 of the largest, so that a degenerate feature does not blow up)."""
+    at 1e-12 of the largest, so that a degenerate feature does not blow up). S is computed in units of
+    one power of two (`power_of_two_unit`), so it does not overflow for large outputs and the map does
+    not depend on the units of the data."""
 
     def fit(self, X):
-        self.mean = X.mean(axis=0)
-        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(X, rowvar=False)))
+        X = np.asarray(X, dtype=float)
+        unit = power_of_two_unit(X)
+        U = X / unit
+        mean = U.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(U, rowvar=False)))
         values = np.maximum(values, 1e-12 * max(values.max(), 1e-300))
-        self.transform = vectors / np.sqrt(values)
+        self.mean, self.transform = mean * unit, vectors / (np.sqrt(values) * unit)
         return self
 
     def __call__(self, X):

@@ -46,7 +46,10 @@ class Scorer(Protocol):
     P rather than from Q. Because the classes are balanced, the best possible log-odds are
     log p(x)/q(x), so the returned values are an estimate of the log-likelihood ratio. Any
     monotone error only costs power: the audit's lower bounds stay valid for every scorer, since
-    they test level sets {log_odds >= t} on samples the scorer has not seen.
+    they test level sets {log_odds >= t} on samples the scorer has not seen. NaN is an error; +inf
+    (-inf) says a row cannot come from Q (P), so it is an error on a validation row drawn from Q (P)
+    (`selection.row_losses`). The built-in scorers' scores do not depend on the units of the outputs:
+    they standardise in units of a power of two (`preprocessing`) or cut at quantiles.
 
     An optional ``name`` attribute labels the scorer in reports.
     """

@@ -23,6 +23,8 @@ import time
 import numpy as np
 from scipy.special import chdtrc, log_expit, ndtr
 
+from ndis.auditor.scoring.preprocessing import power_of_two_unit
+
 RUNGS = (1 / 8, 1.0)  # shares of the fitting rows per rung
 Z = 4.0  # a candidate is dropped when its loss exceeds the best one's by more than Z standard errors
 MIN_ROWS = 2_000  # rows per side of the smallest first rung worth running
@@ -46,6 +48,7 @@ def gaussian_pvalue(X) -> float:
     n, k = X.shape
     if n < 100 or k > GAUSS_MAX_FEATURES or any(np.unique(column).size < 0.99 * n for column in X.T):
         return 0.0
+    X = X / power_of_two_unit(X)  # the statistics are affine invariant; sums of squares must not overflow
     Z = X - X.mean(axis=0)
     values, vectors = np.linalg.eigh(Z.T @ Z / n)
     if values[0] <= 1e-12 * values[-1]:
@@ -58,9 +61,33 @@ def gaussian_pvalue(X) -> float:
     return min(skewness, kurtosis)
 
 
-def row_losses(scorer, X_p, X_q) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row cross-entropies of the scorer's log-odds on (X_p label 1, X_q label 0), in nats."""
-    return -log_expit(scorer.log_odds(X_p)), -log_expit(-scorer.log_odds(X_q))
+def checked_log_odds(scorer, X, label: str) -> np.ndarray:
+    """scorer.log_odds(X), checked to be one number per row of X: a ValueError naming the scorer
+    (`label`) when it has another shape or holds NaN, which no event of the audit could be tested on.
+    Infinite log-odds are allowed: a row that one side cannot produce."""
+    scores = np.asarray(scorer.log_odds(X), dtype=float)
+    if scores.shape != (len(X),):
+        raise ValueError(f"the scorer {label!r} returned log-odds of shape {scores.shape} for {len(X)} rows; "
+                         f"log_odds(X) must return one number per row, shape ({len(X)},)")
+    bad = int(np.isnan(scores).sum())
+    if bad:
+        raise ValueError(f"the scorer {label!r} returned NaN log-odds for {bad:,} of {len(X):,} validation rows "
+                         "(an overflow, or a bug in the scorer); no spectrum can be estimated from them")
+    return scores
+
+
+def row_losses(scorer, X_p, X_q, label: str = "scorer") -> tuple[np.ndarray, np.ndarray]:
+    """Per-row cross-entropies of the scorer's log-odds on (X_p label 1, X_q label 0), in nats
+    (`checked_log_odds`). A ValueError when the scorer calls a row impossible on the side it was
+    drawn from (log-odds -inf for a row of P, +inf for a row of Q): an overflow or a broken scorer,
+    whose level sets would test nothing."""
+    scores_p, scores_q = checked_log_odds(scorer, X_p, label), checked_log_odds(scorer, X_q, label)
+    wrong_p, wrong_q = int(np.sum(scores_p == -np.inf)), int(np.sum(scores_q == np.inf))
+    if wrong_p or wrong_q:
+        raise ValueError(f"the scorer {label!r} returned log-odds -inf for {wrong_p:,} validation rows drawn from M(D) "
+                         f"and +inf for {wrong_q:,} drawn from M(D'), calling outputs that occurred impossible (an "
+                         "overflow, or a bug in the scorer)")
+    return -log_expit(scores_p), -log_expit(-scores_q)
 
 
 def log_loss(scorer, X_p, X_q) -> float:
@@ -133,7 +160,7 @@ def successive_halving(candidates, fit, X_valid, n_fit: int, advance, quadratic_
                 losses[label] = f"skipped: {error}"
                 advance(1)
                 continue
-            per_row[label] = row_losses(fitted[label], *X_valid[label])
+            per_row[label] = row_losses(fitted[label], *X_valid[label], label)
             losses[label] = float((per_row[label][0].mean() + per_row[label][1].mean()) / 2)
         alive = list(per_row)
         if not alive and quadratic_of:  # the quadratic could not be fitted: train the skipped ones after all

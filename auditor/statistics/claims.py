@@ -34,6 +34,8 @@ from ndis.auditor.statistics.gdp import gaussian_tradeoff
 LABELS = ("refuted", "not refuted")
 #: Relative tolerance of `exceeds` for exact curves (theory curves are exact to ~1e-12 relative).
 EXACT_RTOL = 1e-9
+#: How far outside [0, 1] a claimed delta may fall by rounding (exact curves are exact to ~1e-12).
+ROUNDING = 1e-12
 
 
 class ClaimedCurve:
@@ -44,11 +46,26 @@ class ClaimedCurve:
         self.function, self.source, self.gdp_mu = function, source, gdp_mu
 
     def __call__(self, eps) -> np.ndarray:
+        """The claimed delta at each eps: a number in [0, 1], or NaN where the claim says nothing."""
         eps = np.atleast_1d(np.asarray(eps, dtype=float))
-        values = np.asarray(self.function(eps), dtype=float)
+        returned = self.function(eps)
+        raw = np.asarray(returned)
+        texts = raw.dtype.kind in "US" or (raw.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat))
+        try:
+            if texts:
+                raise TypeError
+            values = raw.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(f"the claimed curve ({self.source}) must give numbers, got "
+                            f"{type(returned).__name__} {returned!r:.60}") from None
         if values.shape != eps.shape:
             raise ValueError(f"the claimed curve ({self.source}) must give one delta per eps, got shape "
                              f"{values.shape} for {eps.size} eps")
+        outside = ~np.isnan(values) & ((values < -ROUNDING) | (values > 1 + ROUNDING))
+        if outside.any():
+            i = int(np.argmax(outside))
+            raise ValueError(f"the claimed curve ({self.source}) gives delta = {values[i]:g} at eps = {eps[i]:g}; a "
+                             "claimed delta must lie in [0, 1] (NaN where the claim says nothing)")
         return values
 
     def __repr__(self) -> str:
@@ -111,11 +128,17 @@ def read_csv(path) -> ClaimedCurve:
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"claimed curve file {str(path)!r} not found")
+    if not path.read_text(encoding="utf-8").strip():
+        raise ValueError(f"claimed curve file {str(path)!r} is empty: it needs a header eps,delta and one row "
+                         "per point")
     table = np.genfromtxt(path, delimiter=",", names=True, dtype=float, encoding="utf-8")
     names = table.dtype.names or ()
     if "eps" not in names or "delta" not in names:
         raise ValueError(f"{path} must have a header with columns eps and delta, got {', '.join(names) or 'none'}")
-    return tabulated(np.atleast_1d(table["eps"]), np.atleast_1d(table["delta"]), f"{path.name}")
+    try:
+        return tabulated(np.atleast_1d(table["eps"]), np.atleast_1d(table["delta"]), f"{path.name}")
+    except ValueError as error:
+        raise ValueError(f"claimed curve file {str(path)!r}: {error}") from None
 
 
 def _dp_accounting_claim(claim) -> ClaimedCurve | None:
@@ -151,9 +174,20 @@ def _pointwise(function):
                 return values
         except (TypeError, ValueError):
             pass
-        return np.array([float(function(float(e))) for e in eps])
+        return np.array([_number(function(float(e)), function) for e in eps])
 
     return curve
+
+
+def _number(value, function) -> float:
+    """A callable claim's delta at one eps as a float; TypeError naming the callable otherwise."""
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"the claimed curve {getattr(function, '__name__', 'callable')} must return a number (delta) "
+                        f"for an eps, got {type(value).__name__} {value!r:.60}") from None
 
 
 def claimed_curve(claim) -> ClaimedCurve:
@@ -256,8 +290,9 @@ class ClaimCheck:
                     f"({int(self.refuted.sum())} of {claimed} claimed grid points), all at once with confidence "
                     f"{self.confidence:.0%}; largest excess {self.excess:.3g} (lower bound minus claim) at "
                     f"eps={self.eps_excess:g}")
-        return (f"claimed curve ({self.source}) not refuted at any of {claimed} claimed grid points at "
-                f"confidence {self.confidence:.0%}; this is not a proof of privacy")
+        return (f"claimed curve ({self.source}) not refuted: the {self.confidence:.0%} lower bound (simultaneous "
+                f"over the grid) is at or below the claim at all {claimed} claimed grid points; the confidence "
+                f"belongs to the bound, this is not a proof of privacy")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -8,6 +8,7 @@ stays cheap)::
     report = ndis.audit(mech, D, neighbor="remove:worst", n_samples=10**5)
     report = ndis.audit(mech, D, neighbor="remove:worst", claimed=ndis.gaussian_dp(1.0))  # a claimed curve
     pair = ndis.GaussianPair(mean1, cov1, mean2, cov2)
+    result = ndis.audit_one_run(scores, included, delta=1e-5)   # one training run with canaries
 
 Subpackages: `ndis.theory` (exact spectra), `ndis.mechanisms` (the schemes and the registry),
 `ndis.auditor` (black-box estimation), `ndis.experiments` (datasets and the papers'
@@ -25,6 +26,7 @@ __version__ = "0.2.0"
 
 if TYPE_CHECKING:  # the one list of the everyday API: read by editors here, and below at run time
     from ndis.auditor import AuditReport, audit, audit_search
+    from ndis.auditor.one_run import audit_one_run
     from ndis.auditor.statistics.claims import claimed_curve, gaussian_dp
     from ndis.experiments.datasets import load as load_dataset
     from ndis.mechanisms import Mechanism

@@ -21,19 +21,55 @@ class UsageError(ValueError):
     """A command-line mistake reported as one line."""
 
 
-def parse_grid(text: str):
-    """eps grid from 'start:stop:num' (inclusive, num points) or a comma-separated list."""
-    import numpy as np
+class WriteError(OSError):
+    """Result files that could not be written (disk full, file-size limit), reported as one line."""
+
+
+#: The partial report an interrupted `ndis audit` leaves in --out.
+PARTIAL = "partial.json"
+
+
+def grid_points(text: str) -> tuple:
+    """('linspace', start, stop, num) for 'start:stop:num' (inclusive, num points) or ('list', values)
+    for a comma-separated list; checked without numpy, so that a bad or oversized grid is refused at
+    once."""
+    from ndis.core.budget import MAX_EPS
 
     try:
         if ":" in text:
             start, stop, num = text.split(":")
-            if int(num) < 1:
+            spec = ("linspace", float(start), float(stop), int(num))
+            if spec[3] < 1:
                 raise ValueError
-            return np.linspace(float(start), float(stop), int(num))
-        return np.array([float(v) for v in text.split(",")])
+            ends = spec[1:3]
+        else:
+            spec = ("list", [float(v) for v in text.split(",")])
+            ends = spec[1]
     except ValueError:
         raise UsageError(f"bad eps grid {text!r}: use START:STOP:NUM (e.g. 0:2:41) or a list like 0,0.5,1") from None
+    if not all(abs(v) < float("inf") for v in ends):
+        raise UsageError(f"bad eps grid {text!r}: the eps values must be finite")
+    if max(ends) > MAX_EPS:
+        raise UsageError(f"bad eps grid {text!r}: eps must be at most {MAX_EPS:.2f} (beyond it e^eps overflows "
+                         "double precision)")
+    return spec
+
+
+def grid_size(spec: tuple) -> int:
+    """The number of points of a `grid_points` spec."""
+    return spec[3] if spec[0] == "linspace" else len(spec[1])
+
+
+def grid_array(spec: tuple):
+    """The numpy array of a `grid_points` spec."""
+    import numpy as np
+
+    return np.linspace(*spec[1:]) if spec[0] == "linspace" else np.array(spec[1])
+
+
+def parse_grid(text: str):
+    """eps grid from 'start:stop:num' (inclusive, num points) or a comma-separated list."""
+    return grid_array(grid_points(text))
 
 
 def parse_value(text: str):
@@ -68,13 +104,18 @@ def parse_claimed(text: str | None):
     return eps, delta
 
 
+def _check_one_claim(args) -> None:
+    """UsageError unless at most one of --claimed, --claimed-curve, --claimed-gdp is given."""
+    given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
+    if len(given) > 1:
+        raise UsageError(f"give one of --claimed, --claimed-curve, --claimed-gdp, not {len(given)}")
+
+
 def claimed_curve_option(args, allow_point: bool = True):
     """The claim of --claimed EPS,DELTA, --claimed-curve PATH or --claimed-gdp MU (at most one), or None."""
     from ndis.auditor.statistics import claims
 
-    given = [name for name in ("claimed", "claimed_curve", "claimed_gdp") if getattr(args, name, None) is not None]
-    if len(given) > 1:
-        raise UsageError(f"give one of --claimed, --claimed-curve, --claimed-gdp, not {len(given)}")
+    _check_one_claim(args)
     if getattr(args, "claimed_curve", None) is not None:
         return claims.read_csv(args.claimed_curve)
     if getattr(args, "claimed_gdp", None) is not None:
@@ -91,6 +132,29 @@ def parse_count(text: str) -> int:
     if not value.is_integer() or value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
     return int(value)
+
+
+def parse_samples(text: str) -> int:
+    """`parse_count`, at least the smallest sample count an audit's default split accepts
+    (`core.budget.minimum_samples`)."""
+    from ndis.core.budget import MIN_PART, minimum_samples
+
+    value, least = parse_count(text), minimum_samples()
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r} is fewer than {least}, the fewest samples per side that leave "
+                                         f"{MIN_PART} each for fitting, validation and held-out estimation")
+    return value
+
+
+def parse_seed(text: str) -> int:
+    """A seed: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; a seed is a whole number >= 0")
+    return value
 
 
 def parse_row(text: str):
@@ -114,40 +178,36 @@ def _output_dir(path: str) -> pathlib.Path:
     return out
 
 
-def _neighbour_pair(args, data):
-    """(D', neighbour spec) from --data-prime, --neighbor and --replacement."""
-    import numpy as np
-
-    from ndis.core import neighbors
-    from ndis.experiments import datasets
-
-    if args.data_prime is not None:
-        if args.replacement is not None:
-            raise UsageError("give either --data-prime or --replacement, not both")
-        return datasets.load(args.data_prime), args.neighbor
-    spec = args.neighbor or "remove:worst"
-    relation, row = neighbors.parse(spec)
+def _neighbour_options(args) -> tuple:
+    """(neighbour spec or None, replacement or None) from --neighbor and --replacement; checked
+    before any work. Without --neighbor the audit takes its one default (`core.neighbors.DEFAULT_NEIGHBOR`
+    without --data-prime, the mechanism's declared relation with it)."""
     if args.replacement is None:
-        return None, spec
-    if relation in neighbors.ROW_RELATIONS or not isinstance(row, int):
+        return args.neighbor, None
+    if args.data_prime is not None:
+        raise UsageError("give either --data-prime or --replacement, not both")
+    relation, _, row = (args.neighbor or "").partition(":")
+    if not row.isdigit():  # the relation itself is checked by the audit
         raise UsageError("--replacement goes with --neighbor replace:ROW (a new row) or entry:ROW (COLUMN,VALUE)")
     values = parse_row(args.replacement)
     if relation == "entry":
         if len(values) != 2 or not float(values[0]).is_integer():
             raise UsageError("--neighbor entry:ROW takes --replacement COLUMN,VALUE")
         values = (int(values[0]), values[1])
-    return neighbors.make(np.asarray(data), relation, row, values), relation
+    return args.neighbor, values
 
 
-def print_table(columns: dict, rows: int = 11, stream=None) -> None:
-    """A short fixed-width table of evenly spaced rows of the given columns."""
-    import numpy as np
+def print_table(columns: dict, stream=None) -> None:
+    """A fixed-width table of the given columns, the first being eps: every row, or for a long grid
+    a selection and a line saying which rows it skipped (`ndis.core.curve.table_rows`)."""
+    from ndis.core.curve import table_rows
 
-    n = len(next(iter(columns.values())))
-    pick = np.unique(np.linspace(0, n - 1, min(rows, n)).round().astype(int))
+    rows, skipped = table_rows(next(iter(columns.values())), where="spectrum.csv")
     print("  ".join(f"{name:>12}" for name in columns), file=stream)
-    for i in pick:
+    for i in rows:
         print("  ".join(f"{float(values[i]):>12.5g}" for values in columns.values()), file=stream)
+    if skipped:
+        print(skipped, file=stream)
 
 
 def _declared_kind(mech, kind: str | None):
@@ -162,7 +222,9 @@ def _declared_kind(mech, kind: str | None):
 
 
 def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
-    """How the neighbouring row was chosen, with the screen's cost."""
+    """How the neighbouring dataset was chosen, with the screen's cost."""
+    if neighbor["relation"] is None:
+        return "D' as given by --data-prime (no neighbour relation checked)"
     text = f"{neighbor['relation']} row {neighbor['row']} ({neighbor['how']}"
     if screen and "skipped" in screen:
         text += f"; neighbour screen skipped: {screen['skipped']}"
@@ -172,49 +234,133 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
     return text + ")"
 
 
-def command_audit(args, stream=None) -> None:
-    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html."""
-    from ndis.auditor import audit
-    from ndis.auditor.reporting import html
-    from ndis.experiments import datasets
-    from ndis.mechanisms import resolve
+def _check_audit_arguments(args) -> tuple:
+    """Every check of `ndis audit`'s arguments that needs no data and no heavy import, so that a mistake
+    is one line at once: (eps grid spec, parameters, neighbour spec, replacement). The sizes are
+    checked against the memory available (`core.budget.check`)."""
+    from ndis.core import budget
 
-    stream = stream or sys.stdout
-    eps, params, claimed = parse_grid(args.eps), parse_params(args.param), claimed_curve_option(args)
+    grid, params = grid_points(args.eps), parse_params(args.param)
+    parse_claimed(args.claimed)
+    _check_one_claim(args)
+    if args.claimed_curve is not None and not pathlib.Path(args.claimed_curve).is_file():
+        raise UsageError(f"claimed curve file {args.claimed_curve!r} not found")
     searching = args.neighbor == "search"
     if not searching and any(v is not None for v in (args.sensitivity, args.dimension, args.search_trials,
                                                      args.pilot_eps)):
         raise UsageError("--sensitivity, --dimension, --search-trials and --pilot-eps go with --neighbor search")
     if args.data is None and not searching:
         raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
-    out = _output_dir(args.out)
+    neighbor, replacement = (args.neighbor, None) if searching else _neighbour_options(args)
+    if args.jobs == 0 or args.jobs < -1:
+        raise UsageError(f"--jobs must be a positive number of workers or -1 (all cores), got {args.jobs}")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if not 0 <= args.screen_fraction <= 1:
+        raise UsageError(f"--screen-fraction must lie in [0, 1], got {args.screen_fraction}")
+    try:
+        budget.check(grid_size(grid), args.samples, sizes=budget.split(args.samples), n_jobs=args.jobs)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return grid, params, neighbor, replacement
+
+
+def _report_files(report, title: str) -> dict:
+    """{file name: contents} of an audit's report: report.json, spectrum.csv, spectrum.png, report.html
+    (the figure drawn and rendered once)."""
+    from ndis.auditor.reporting import html
+
+    figure = report.plot(title=title)
+    png = html.render_png(figure)
+    return {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
+            "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
+
+
+def _write_partial(out, partial: dict, args, error: KeyboardInterrupt) -> None:
+    """Write partial.json (an interrupted audit's partial report) when a phase was completed, and say so
+    in the interruption's message (`error.written`)."""
+    if not partial.get("phases_completed"):
+        return
+    partial["info"].update(data=args.data, data_prime=args.data_prime, command=" ".join(sys.argv))
+    error.written = out.write({PARTIAL: json.dumps(partial, indent=2) + "\n"})
+
+
+def command_audit(args, stream=None) -> None:
+    """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html
+    (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json."""
+    from ndis.core.files import FolderUnusable, OutputFolder
+
+    stream = stream or sys.stdout
+    grid, params, neighbor, replacement = _check_audit_arguments(args)
+    try:
+        with OutputFolder(args.out) as out:
+            _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement)
+    except FolderUnusable as error:  # raised on entry only: the folder cannot be used
+        if error.in_use:
+            raise UsageError(f"--out {args.out!r} is in use: {error.reason}") from None
+        raise UsageError(f"cannot write to --out {args.out!r}: {error.reason}") from None
+
+
+def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
+    """The audit of `ndis audit` (or its pair search), its report files and its printed summary."""
+    from ndis.auditor import audit
+    from ndis.auditor.reporting.progress import Interrupted
+    from ndis.auditor.reporting.report import partial_report
+    from ndis.experiments import datasets
+    from ndis.mechanisms import resolve
+
+    searching = args.neighbor == "search"
+    claim = claimed_curve_option(args)
     mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
     common = dict(eps=eps, seed=args.seed, scorer=args.scorer, features=args.features, alpha=args.alpha,
-                  claimed=claimed, n_jobs=args.jobs, backend=args.backend, method=args.method,
-                  scheduler=args.scheduler, progress=None)
-    if searching:
-        report = _audit_search(args, mech, common)
-    else:
-        data = datasets.load(args.data)
-        data_prime, neighbor = _neighbour_pair(args, data)
-        report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor,
-                       screen_fraction=args.screen_fraction, sequential=args.sequential, **common)
-    report.info["data"] = args.data
+                  claimed=claim, n_jobs=args.jobs, backend=args.backend, method=args.method,
+                  scheduler=args.scheduler, dashboard=args.dashboard, progress=None)
+    try:
+        if searching:
+            report = _audit_search(args, mech, common)
+        else:
+            data = datasets.load(args.data)
+            data_prime = None if args.data_prime is None else datasets.load(args.data_prime)
+            report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor, replacement=replacement,
+                           screen_fraction=args.screen_fraction, sequential=args.sequential, **common)
+    except Interrupted as error:
+        if error.partial is not None:
+            _write_partial(out, error.partial, args, error)
+        raise
+    report.info.update(data=args.data, command=" ".join(sys.argv))
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
-    report.info["command"] = " ".join(sys.argv)
-    report.to_json(out / "report.json")
-    report.to_frame().to_csv(out / "spectrum.csv", index=False)
+    title = _title(report, args, searching)
+    try:
+        written = out.write(_report_files(report, title), stale=(PARTIAL,))
+    except KeyboardInterrupt as error:
+        stopped = Interrupted("while writing the report files (none was replaced)")
+        _write_partial(out, partial_report(report.info["phases"], report.info, str(stopped)), args, stopped)
+        raise stopped from error
+    except OSError as error:
+        raise WriteError(f"cannot write the report files to {str(out.path)!r}: {error.strerror or error}; "
+                         "no report file was written or replaced") from None
+    _print_summary(report, args, searching, stream)
+    print(f"wrote {', '.join(map(str, written))}", file=stream)
+
+
+def _title(report, args, searching: bool) -> str:
+    """The plot's and the page's title: the mechanism, the data and the neighbour, the samples."""
     neighbor = report.info["neighbor"]
-    where = (f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}" if searching else
-             f"{args.data} ({neighbor['relation']} row {neighbor['row']}")
-    title = f"{report.info['mechanism']} on {where}, {args.samples} samples per side{'' if searching else ')'}"
-    figure = report.plot(title=title)
-    png = html.render_png(figure)  # drawn and rendered once, for spectrum.png and report.html
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "spectrum.png").write_bytes(png)
-    report.to_html(out / "report.html", title=title, figure=figure, png=png)
-    seconds = report.info["timings"]["total"]
+    if searching:
+        where = f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}"
+    elif neighbor["relation"] is None:
+        where = f"{args.data} and {args.data_prime}"
+    else:
+        where = f"{args.data} ({neighbor['relation']} row {neighbor['row']}"
+    closing = ")" if not searching and neighbor["relation"] is not None else ""
+    return f"{report.info['mechanism']} on {where}, {report.info['n_samples']:,} samples per side{closing}"
+
+
+def _print_summary(report, args, searching: bool, stream) -> None:
+    """The printed summary of `ndis audit`: how the pair was chosen, then `report.table()` (the table,
+    the verdict, the claim check, the certificates and the seed)."""
+    neighbor, seconds = report.info["neighbor"], report.info["timings"]["total"]
     if searching:
         search = report.info["pair_search"]
         print(f"{report.info['mechanism']}: pair search, {search['n_trials']} trials x {search['samples_per_pilot']:,} "
@@ -224,27 +370,7 @@ def command_audit(args, stream=None) -> None:
     else:
         print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
               f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
-    columns = {"eps": report.eps, "delta": report.delta, "lower": report.delta_lower, "floor": report.floor}
-    if report.theory is not None:
-        columns["theory"] = report.theory
-    print_table(columns, stream=stream)
-    if report.verdict is not None:
-        print(report.verdict, file=stream)
-    if report.claim is not None:
-        print(report.claim, file=stream)
-    for certificate in report.certificates:
-        print(certificate, file=stream)
-    if note := report.disagreement:
-        print(f"note: {note}", file=stream)
-    if report.gdp is not None:
-        print(report.gdp, file=stream)
-    if "sequential" in report.info:
-        print(f"sequential: {report.info['samples_used']:,} of {args.samples:,} samples per side used; "
-              f"{report.info['sequential']['reason']}", file=stream)
-    seed = report.info["seed"]["entropy"]
-    print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
-    print(f"wrote {out / 'report.json'}, {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'report.html'}",
-          file=stream)
+    print(report.table(), file=stream)
 
 
 def _audit_search(args, mech, common):
@@ -310,13 +436,94 @@ def command_theory(args) -> None:
         found = claims.exceeds(claim, eps, result.delta)
         summary["claim"] = found
         columns["claimed"] = claim(eps)
+    accounting = theory_accounting(args, result, eps, out)
+    if accounting is not None:
+        summary["accounting"] = accounting
     (out / "theory.json").write_text(json.dumps(summary, indent=2, default=float))
     print(f"{title}: {D.shape[0]} rows scanned in {elapsed:.2f} s")
     print_table(columns)
     if found is not None:
         print(claims.describe_exceeds(found) + ("" if result.exact else
                                                  " (the asymptotic normal law's curve, not the exact one)"))
-    print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
+    if accounting is not None:
+        for line in accounting["lines"]:
+            print(line)
+    print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}"
+          + (", composed.csv, tradeoff.csv, tradeoff.png" if accounting is not None else ""))
+
+
+def parse_release(text: str):
+    """'gaussian:sigma=2[,sensitivity=1]' -> the exact GaussianPair of that release; 'laplace:scale=3
+    [,sensitivity=1]' -> a dp_accounting LaplaceDpEvent (scale / sensitivity)."""
+    from ndis import theory
+
+    kind, _, rest = text.partition(":")
+    try:
+        values = {k.strip(): float(v) for k, v in (item.split("=") for item in rest.split(",") if item.strip())}
+    except ValueError:
+        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B "
+                         "(optionally ,sensitivity=C)") from None
+    sensitivity = values.pop("sensitivity", 1.0)
+    name = {"gaussian": "sigma", "laplace": "scale"}.get(kind)
+    if name is None or set(values) != {name} or not values[name] > 0 or not sensitivity > 0:
+        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B with S, B > 0 "
+                         "(optionally ,sensitivity=C)")
+    if kind == "gaussian":
+        return theory.GaussianPair([sensitivity / values[name]], [[1.0]], [0.0], [[1.0]])
+    from ndis.theory.profile import dp_accounting_modules
+
+    return dp_accounting_modules()[0].LaplaceDpEvent(values[name] / sensitivity)
+
+
+def theory_accounting(args, result, eps, out):
+    """`ndis theory --compose K --with SPEC --subsample Q --delta D --renyi`: the release composed with
+    the --with mechanisms, Poisson-subsampled, K times (`theory.compose`, `theory.poisson_subsample`);
+    eps at each delta, and with --renyi the RDP accountant's eps and zCDP rho. None without these options."""
+    import numpy as np
+
+    from ndis import theory
+    from ndis.experiments.plotting import plot_tradeoff
+
+    if args.compose == 1 and not args.with_ and args.subsample is None and not args.renyi and args.delta is None:
+        return None
+    if args.compose < 1:
+        raise UsageError(f"--compose must be a positive number of releases, got {args.compose}")
+    try:
+        deltas = [float(v) for v in (args.delta or "1e-5").split(",")]
+    except ValueError:
+        raise UsageError(f"bad --delta {args.delta!r}: use a number or a comma list, e.g. 1e-5,1e-8") from None
+    if not all(0 < d < 1 for d in deltas):
+        raise UsageError(f"--delta values must lie in (0, 1), got {args.delta}")
+    parts = [result] + [parse_release(text) for text in args.with_ or []]
+    step = theory.compose(*parts) if len(parts) > 1 else result.profile()
+    if args.subsample is not None:
+        step = theory.poisson_subsample(step, args.subsample)
+    total = theory.compose(*[step] * args.compose)
+    curve = total.curve(eps)
+    np.savetxt(out / "composed.csv", np.column_stack([eps, curve.delta, curve.forward, curve.reverse]), delimiter=",",
+               header="eps,delta,forward,reverse", comments="", fmt=["%.10g", "%.17g", "%.17g", "%.17g"])
+    alpha, beta = theory.tradeoff(total)
+    np.savetxt(out / "tradeoff.csv", np.column_stack([alpha, beta]), delimiter=",", header="type_one,type_two",
+               comments="", fmt="%.17g")
+    what = " + ".join([result.mechanism] + list(args.with_ or []))
+    what += f", q = {args.subsample:g}" if args.subsample else ""
+    plot_tradeoff(out / "tradeoff.png", {f"{args.compose} x ({what})": (alpha, beta)}, "exact trade-off curve")
+    error = getattr(total, "eps_error", 0.0)
+    summary = {"releases": args.compose, "with": args.with_ or [], "subsample": args.subsample,
+               "route": "privacy-loss distribution" if error else "exact", "eps_error": error,
+               "eps": {str(d): float(total.epsilon(d, "max")) for d in deltas}}
+    lines = [f"{args.compose} release(s) of {what}: eps = {summary['eps'][str(d)]:.6g} at delta = {d:g}"
+             + (f" (PLD, at most {error:.2g} above the exact eps)" if error else " (exact)") for d in deltas]
+    if args.renyi:
+        summary["rdp_eps"] = {str(d): theory.rdp_epsilon(step, d, count=args.compose) for d in deltas}
+        lines += [f"  RDP accountant: eps = {summary['rdp_eps'][str(d)]:.6g} at delta = {d:g}" for d in deltas]
+        if args.subsample is None and all(isinstance(p, theory.PrivacyProfile) for p in parts[1:]):
+            rho = theory.zcdp_rho(total)
+            summary["zcdp_rho"] = rho
+            lines.append(f"  zCDP: rho = {rho:.6g}" if np.isfinite(rho) else
+                         "  zCDP: none (rho = inf: the release's covariance depends on the data)")
+    summary["lines"] = lines
+    return summary
 
 
 def command_mechanisms(args) -> None:
@@ -347,6 +554,93 @@ def command_reproduce(args) -> None:
     folder = pathlib.Path(args.out) / args.name
     print((folder / "results.md").read_text())
     print(f"wrote {folder} ({record['seconds']:.1f} s)")
+
+
+def _read_canary_scores(path: str):
+    """(scores, included) from a CSV with a header naming the columns score and included (1 = in training)."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except FileNotFoundError:
+        raise UsageError(f"no such scores file: {path!r}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {path!r} as CSV: {error}") from None
+    missing = [name for name in ("score", "included") if name not in table.columns]
+    if missing:
+        raise UsageError(f"{path!r} needs the columns score and included (1 = the canary was in training, 0 = not); "
+                         f"it has {', '.join(map(str, table.columns)) or 'none'}")
+    return table["score"].to_numpy(), table["included"].to_numpy()
+
+
+def command_audit_one_run(args, stream=None) -> None:
+    """`ndis audit-one-run`: the one-run estimators on a CSV of canary scores (--scores), or one DP-SGD
+    training run with canaries (opacus-digits); prints the table, writes report.json, estimates.csv,
+    scores.csv, one-run.png and report.html."""
+    stream = stream or sys.stdout
+    if (args.setting is None) == (args.scores is None):
+        raise UsageError("give either --scores FILE.csv (your canary scores) or the setting opacus-digits"
+                         + (", not both" if args.scores else ""))
+    if args.scores is not None and any(getattr(args, name) is not None for name in ("eps", "canaries", "steps", "bug")):
+        raise UsageError("--eps, --canaries, --steps and --bug go with opacus-digits, not with --scores")
+    out = _output_dir(args.out)
+    common = dict(delta=args.delta, method=args.method, alpha=args.alpha)
+    if args.scores is not None:
+        from ndis.auditor.one_run import audit_one_run
+
+        scores, included = _read_canary_scores(args.scores)
+        report = audit_one_run(scores, included, claimed_eps=args.claimed_eps, **common)
+        report.info.update(mechanism=f"canary scores of {pathlib.Path(args.scores).name}", scores_file=args.scores)
+    else:
+        try:
+            from ndis.experiments import one_run_opacus
+        except ImportError as error:
+            raise ImportError(f"{error}: opacus-digits needs Opacus (pip install \"ndis[libraries]\")") from None
+        if args.eps is None:
+            raise UsageError("opacus-digits needs --eps, the eps at --delta the noise is calibrated to (e.g. --eps 4)")
+        if args.claimed_eps is not None:
+            raise UsageError("opacus-digits claims Opacus's accountant eps itself; --claimed-eps goes with --scores")
+        report = one_run_opacus.run(args.eps, args.canaries or 1000, steps=args.steps or 100, bug=args.bug,
+                                    seed=args.seed, **common)
+    report.info["command"] = " ".join(sys.argv)
+    written = report.write(out)
+    print(report.table(), file=stream)
+    accountant = report.info.get("accountant")
+    if accountant:
+        print(f"accountant: {accountant['name']}, eps {accountant['eps']:.4g} at delta={accountant['delta']:g} "
+              f"(exact for the Gaussian steps: {accountant['exact_eps']:.4g}); training accuracy "
+              f"{report.info['training_accuracy']:.3f}", file=stream)
+    if isinstance(report.info.get("seed"), dict):
+        seed = report.info["seed"]["entropy"]
+        print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
+    print(f"wrote {', '.join(str(path) for path in written)}", file=stream)
+
+
+def _add_one_run_parser(commands) -> None:
+    one = commands.add_parser("audit-one-run", help="one-run audit: a certified eps lower bound from one training "
+                              "run with canaries")
+    one.add_argument("setting", nargs="?", choices=("opacus-digits",),
+                     help="opacus-digits: train Opacus DP-SGD once on scikit-learn's digits with white-box Dirac "
+                          "canaries and audit it (needs the libraries extra); omit with --scores")
+    one.add_argument("--scores", metavar="FILE.csv",
+                     help="your canary scores: a CSV with columns score (larger = more likely included) and "
+                          "included (the secret coin flips, 1 or 0)")
+    one.add_argument("--delta", type=float, default=1e-5, help="delta of the certified eps_lo (default 1e-5)")
+    one.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each bound (default 0.05)")
+    one.add_argument("--method", default="steinke", choices=("steinke", "gaussian", "fdp"),
+                     help="the estimator whose eps_lo is the report's (default steinke: exact, no assumption; "
+                          "gaussian is tighter for white-box DP-SGD canaries when its model checks pass; all "
+                          "three are shown)")
+    one.add_argument("--claimed-eps", type=float, metavar="EPS",
+                     help="--scores: the accountant's eps at --delta, set beside each eps_lo")
+    one.add_argument("--eps", type=float, help="opacus-digits: the eps at --delta Opacus calibrates the noise to")
+    one.add_argument("--canaries", type=parse_count, help="opacus-digits: Dirac canaries (default 1000)")
+    one.add_argument("--steps", type=parse_count, help="opacus-digits: full-batch DP-SGD steps (default 100)")
+    one.add_argument("--bug", choices=("no-clip",), help="opacus-digits: plant a bug (no-clip: clipping skipped)")
+    one.add_argument("--seed", type=int, default=None,
+                     help="opacus-digits: random seed (default: fresh entropy, printed and recorded)")
+    one.add_argument("--out", default="ndis-out/one-run", help="output directory (default ndis-out/one-run)")
+    one.set_defaults(run=command_audit_one_run)
 
 
 def _add_audit_arguments(parser) -> None:
@@ -381,8 +675,9 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--replacement", metavar="VALUES",
                         help="the new row for --neighbor replace:ROW (comma-separated), or COLUMN,VALUE for entry:ROW")
     parser.add_argument("--eps", default="0:2:41", help="eps grid START:STOP:NUM or a comma list (default 0:2:41)")
-    parser.add_argument("--samples", type=parse_count, default=10**6, help="samples per side (default 1e6)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--samples", type=parse_samples, default=10**6,
+                        help="samples per side (default 1e6; at least 400: 50 each to fit, validate and hold out)")
+    parser.add_argument("--seed", type=parse_seed, default=None,
                         help="random seed (default: fresh entropy, printed and recorded in report.json)")
     parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting, density, spline, segments")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram, float-grid")
@@ -398,7 +693,11 @@ def _add_audit_arguments(parser) -> None:
     _add_claim_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
-    parser.add_argument("--scheduler", help="Dask scheduler address (default: an in-process LocalCluster)")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster of in-process workers "
+                                            "listening on 127.0.0.1 only)")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="with --backend dask and no --scheduler: serve the Dask dashboard on http://127.0.0.1 "
+                             "(this machine only)")
     parser.add_argument("--out", default="ndis-out/audit", help="output directory (default ndis-out/audit)")
 
 
@@ -410,8 +709,15 @@ def _add_claim_arguments(parser) -> None:
                         help="a claimed Gaussian-DP parameter mu (the curve of Dong, Roth & Su 2022)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose mistakes are one line on stderr (exit status 2), naming the option, not the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ndis", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="ndis", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"ndis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -432,22 +738,57 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--eps", default="0:4:41", help="eps grid START:STOP:NUM or a comma list (default 0:4:41)")
     th.add_argument("--scale", choices=("both", "linear", "log"), default="both", help="delta axis of the plot")
     _add_claim_arguments(th)
+    th.add_argument("--compose", type=int, default=1, metavar="K", help="K releases (composition; default 1)")
+    th.add_argument("--with", dest="with_", action="append", metavar="SPEC",
+                    help="a mechanism released with each release: gaussian:sigma=S or laplace:scale=B "
+                         "(optionally ,sensitivity=C; repeatable)")
+    th.add_argument("--subsample", type=float, metavar="Q", help="Poisson subsampling of each release at rate Q")
+    th.add_argument("--delta", metavar="D[,D..]", help="report eps at these deltas (default 1e-5)")
+    th.add_argument("--renyi", action="store_true", help="also report the RDP accountant's eps and zCDP rho")
     th.add_argument("--out", default="ndis-out/theory", help="output directory (default ndis-out/theory)")
     th.set_defaults(run=command_theory)
+
+    _add_one_run_parser(commands)
 
     rp = commands.add_parser("reproduce", help="reproduce a figure or table of the source papers")
     rp.add_argument("name", nargs="?", help="a reproduction name (see --list)")
     rp.add_argument("--list", action="store_true", help="list the reproductions")
     rp.add_argument("--quick", action="store_true", help="small sample sizes (smoke test)")
-    rp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    rp.add_argument("--seed", type=parse_seed, default=0, help="random seed (default 0)")
     rp.add_argument("--out", default="ndis-out/reproduce", help="output directory (default ndis-out/reproduce)")
     rp.set_defaults(run=command_reproduce)
     return parser
 
 
+_signalled = []  # the termination signal received during this run, if any
+
+
+def _terminate(signum, frame):
+    """SIGTERM raised as KeyboardInterrupt in the main thread, so that it unwinds like Ctrl-C: the
+    executor's workers are shut down, a partial report is written, the output folder's lock released."""
+    _signalled.append(signum)
+    raise KeyboardInterrupt()
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        return _run(args)
+    _signalled.clear()
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args) -> int:
+    """Run the chosen command; one line on stderr for a mistake (exit 2), a failed write (exit 1) or an
+    interruption (Ctrl-C: 130, SIGTERM: 143), the traceback of an exception in the user's own code."""
     from ndis.core.errors import MechanismError
 
     try:
@@ -465,10 +806,18 @@ def main(argv=None) -> int:
     except ImportError as error:  # a missing optional dependency: the message names the install command
         print(f"ndis {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # results that could not be written: disk full, file-size limit, ...
+        message = str(error) if isinstance(error, WriteError) else f"{error.strerror or error} ({error.filename})"
+        print(f"ndis {args.command}: error: {message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as error:
+        terminated = bool(_signalled)
         detail = f" {error}" if str(error) else ""
-        print(f"ndis {args.command}: interrupted{detail}; nothing was written", file=sys.stderr)
-        return 130
+        written = getattr(error, "written", None)
+        tail = (f"; wrote the partial report {', '.join(map(str, written))}" if written else "; nothing was written")
+        print(f"ndis {args.command}: {'terminated (SIGTERM)' if terminated else 'interrupted'}{detail}{tail}",
+              file=sys.stderr)
+        return 143 if terminated else 130
     return 0
 
 

@@ -37,6 +37,17 @@ class GaussianMechanism:
         return (1,)
 
 
+def counting_mechanism():
+    """A batched plug-in (the mean of the rows plus N(0, 1) noise) and the list of its calls' sizes."""
+    calls = []
+
+    def mechanism(data, n, rng):
+        calls.append(n)
+        return np.asarray(data).mean(axis=0) + rng.standard_normal((n, np.shape(data)[1]))
+
+    return mechanism, calls
+
+
 @pytest.fixture
 def gaussian_batched():
     def mechanism(data, n, rng):

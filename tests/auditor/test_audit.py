@@ -7,7 +7,7 @@ from ndis import auditor
 from ndis.auditor import AuditReport, audit
 from ndis.core.curve import Curve
 
-from .conftest import GaussianMechanism, gaussian_delta_reference
+from .conftest import GaussianMechanism, counting_mechanism, gaussian_delta_reference
 
 EPS = np.linspace(0, 1, 11)
 D, D_PRIME = np.array([[1.0]]), np.array([[0.0]])
@@ -184,6 +184,107 @@ def test_datasets_that_are_not_neighbours_are_rejected():
         audit(mech, np.zeros((3, 1)), np.ones((2, 1)), neighbor="remove", n_samples=2_000)
     with pytest.raises(ValueError, match="differ in 2 rows"):
         audit(mech, np.zeros((3, 1)), np.array([[1.0], [1.0], [0.0]]), n_samples=2_000)
+
+
+def _raising_claim(eps):
+    raise ZeroDivisionError("the claim's own bug")
+
+
+ROWS = np.array([[1.0], [0.0], [2.0]])
+
+
+@pytest.mark.parametrize("options,error,message", [
+    (dict(chunk_size=-5), ValueError, "chunk_size must be None .* or a positive integer, got -5"),
+    (dict(seed=-1), ValueError, "seed must be a non-negative integer"),
+    (dict(eps=[0.0, 700.0, 710.0]), ValueError, "eps must be at most 709.78"),
+    (dict(eps=[700.0]), ValueError, "no sample size up to 10\\^15 per side can at the smallest eps 700"),
+    (dict(claimed=_raising_claim), ZeroDivisionError, "the claim's own bug"),
+    (dict(claimed=lambda eps: "0.5 or so"), TypeError, "must return a number"),
+    (dict(claimed=lambda eps: np.full(np.shape(eps), 2.0)), ValueError, "gives delta = 2 at eps = 0; a claimed delta "
+                                                                        "must lie in \\[0, 1\\]"),
+    (dict(D_prime=ROWS.copy()), ValueError, "D_prime is identical to D"),
+    (dict(neighbor="replace:0"), ValueError, "needs the new values: replacement="),
+    (dict(neighbor="remove:0", replacement=[3.0]), ValueError, "replacement goes with neighbor='replace:ROW'"),
+    (dict(n_samples=10**300), ValueError, "needs about .* of memory, more than the .* available"),
+])
+def test_every_argument_is_checked_before_any_sampling(options, error, message):
+    # before the fixes: eps >= 709.8 looped for minutes (and 710 in a grid gave a NaN estimate), a claimed
+    # curve was first called after sampling and training, chunk_size=-5 failed inside numpy, seed=-1 in
+    # numpy's words, and n_samples=1e300 was accepted
+    mechanism, calls = counting_mechanism()
+    kwargs = dict(D_prime=None, neighbor="remove:0", eps=EPS, n_samples=2_000, scorer="quadratic", progress=False)
+    kwargs.update(options)
+    with pytest.raises(error, match=message):
+        audit(mechanism, ROWS, **kwargs)
+    assert calls == []
+
+
+def test_an_output_too_large_for_the_memory_is_refused_after_the_shape_probe(monkeypatch):
+    # 2,000 values per sample: the training samples alone are 2 sides x 2 copies x 1,000 x 2,000 x 8 B = 64 MB
+    from ndis.core import budget
+
+    monkeypatch.setattr(budget, "available_memory", lambda: 32 * 2**20)
+    calls = []
+
+    def wide(data, n, rng):
+        calls.append(n)
+        return rng.standard_normal((n, 2_000)) + data
+
+    with pytest.raises(ValueError, match="needs about 6.*MB of memory, more than the 32 MB available \\(largest part: "
+                                         "training samples"):
+        audit(wide, 1.0, 0.0, eps=EPS, n_samples=2_000, scorer="quadratic", progress=False)
+    assert calls == [2, 2]  # the shape probe of each side, nothing more
+
+
+def test_the_default_neighbour_is_the_command_lines(tmp_path, capsys):
+    # one default (core.neighbors.DEFAULT_NEIGHBOR): the same audit, seed for seed, in Python and on the CLI
+    from ndis.cli import main
+    from ndis.core import neighbors
+    from ndis.experiments import datasets
+
+    data = "synthetic:n=20,d=2,seed=0"
+    report = audit("gaussian", datasets.load(data), params={"sigma": 1.0}, eps=np.linspace(0, 1, 3), n_samples=2_000,
+                   seed=3, scorer="quadratic", progress=False)
+    assert main(["audit", "gaussian", "--param", "sigma=1", "--data", data, "--eps", "0:1:3", "--samples", "2000",
+                 "--seed", "3", "--scorer", "quadratic", "--out", str(tmp_path)]) == 0
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert neighbors.DEFAULT_NEIGHBOR == "remove:worst" and report.info["neighbor"]["relation"] == "remove"
+    assert saved["info"]["neighbor"] == report.info["neighbor"]
+    assert (tmp_path / "spectrum.csv").read_text() == report.to_frame().to_csv(index=False)
+
+
+@pytest.mark.parametrize("neighbor,replacement,row", [("replace:1", [5.0, -1.0], [5.0, -1.0]),
+                                                      ("entry:1", (1, 7.0), [0.0, 7.0])])
+def test_a_replacement_gives_the_audit_of_the_dataset_it_makes(neighbor, replacement, row):
+    mechanism, _ = counting_mechanism()
+    data = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 0.5]])
+    changed = data.copy()
+    changed[1] = row
+    options = dict(eps=EPS, n_samples=2_000, seed=4, scorer="quadratic", progress=False)
+    given = audit(mechanism, data, neighbor=neighbor, replacement=replacement, **options)
+    built = audit(mechanism, data, changed, neighbor=neighbor.split(":")[0], **options)
+    assert given.info["neighbor"] == built.info["neighbor"] == {"relation": neighbor.split(":")[0], "row": 1,
+                                                                "how": "given"}
+    np.testing.assert_array_equal(given.delta, built.delta)
+    np.testing.assert_array_equal(given.delta_lower, built.delta_lower)
+
+
+def test_an_interrupted_audit_keeps_what_its_completed_phases_found():
+    from ndis.auditor.reporting.progress import Interrupted
+
+    def stopped_in_held_out(data, n, rng):
+        if tuple(rng.bit_generator.seed_seq.spawn_key[-3:]) == (0, 1, 2):  # D's held-out phase, third chunk
+            raise KeyboardInterrupt
+        return data + rng.standard_normal((n, 1))
+
+    with pytest.raises(Interrupted, match="during held-out samples on D .*completed: training samples on D ") as stop:
+        audit(stopped_in_held_out, 1.0, 0.0, eps=EPS, n_samples=2_000, seed=0, scorer="quadratic", progress=False)
+    partial = stop.value.partial
+    assert partial["status"] == "partial" and partial["interrupted"] == str(stop.value)
+    assert [p["phase"] for p in partial["phases_completed"]] == [
+        "training samples on D", "training samples on D'", "training 1 scorer(s) on 2 x 1,000 samples"]
+    assert partial["info"]["scorer"] == "quadratic/flatten" and partial["info"]["output_shape"] == [1]
+    json.dumps(partial, allow_nan=False)  # JSON as it is
 
 
 def test_acceptance_gaussian_mechanism_at_a_million_samples():

@@ -3,6 +3,7 @@ a buggy zoo mechanism, reproducibility, the record in the report, and the CLI.""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -191,6 +192,13 @@ def test_cli_round_trip(tmp_path, capsys):
     assert len(search["trials"]) == 6 and search["space"]["dimension"] == K and search["pilot_eps"] == 0
     assert report.info["n_samples"] == 60_000 - 6 * 2_500 - 4 * 3_750
     assert report.verdict.label in ("violation", "no violation found", "inconclusive")
+    # report.html names the winning pair (not "row None") and states one sample count for the audit,
+    # beside what the search spent
+    page = html.unescape((out / "report.html").read_text())
+    winner = search["trials"][search["chosen"]]
+    assert "row None" not in page and f"pair search, trial {search['chosen']} of 6 ({winner['source']})" in page
+    assert "30,000 samples per side</h1>" in page and "60000 samples" not in page and "60,000" not in page
+    assert "30,000 in the audit of the pair found, independent of the 30,000 per side the pair search spent" in page
 
 
 @pytest.mark.parametrize("argv, message", [

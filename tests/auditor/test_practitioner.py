@@ -3,6 +3,7 @@ needs, plug-in kinds, misbehaving outputs, missing optional packages and mechani
 
 import gc
 import inspect
+import json
 import os
 import signal
 import subprocess
@@ -16,9 +17,12 @@ import pytest
 from ndis.auditor import audit
 from ndis.auditor.sampling import chunks
 from ndis.auditor.statistics import bounds, verdict
-from ndis.auditor.api import _samples_for_held_out, _sizes
+from ndis.auditor.api import _samples_for_held_out
+from ndis.core import budget
 from ndis.core.errors import MechanismError
 from ndis.experiments import datasets
+
+from .conftest import counting_mechanism
 
 EPS = np.linspace(0, 1, 5)
 D20 = datasets.load("synthetic:n=20,d=2,seed=0")
@@ -32,19 +36,8 @@ def _collect_garbage():
     gc.collect()
 
 
-def _counting():
-    """A batched plug-in that counts its calls: the mean of the rows plus N(0, 1) noise."""
-    calls = []
-
-    def mechanism(data, n, rng):
-        calls.append(n)
-        return np.asarray(data).mean(axis=0) + rng.standard_normal((n, np.shape(data)[1]))
-
-    return mechanism, calls
-
-
 def test_the_neighbour_screen_spends_at_most_its_fraction_of_the_budget():
-    mechanism, calls = _counting()
+    mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:worst", eps=EPS, n_samples=10_000, scorer="quadratic",
                    progress=False)
     screen = report.info["screen"]
@@ -58,7 +51,7 @@ def test_the_neighbour_screen_spends_at_most_its_fraction_of_the_budget():
 def test_a_zero_screen_fraction_takes_the_largest_leverage_row_and_says_so(capsys):
     from ndis import theory
 
-    mechanism, calls = _counting()
+    mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:worst", eps=EPS, n_samples=4_000, scorer="quadratic",
                    screen_fraction=0, progress="lines")
     assert report.info["neighbor"]["how"] == "max-leverage"
@@ -70,7 +63,7 @@ def test_a_zero_screen_fraction_takes_the_largest_leverage_row_and_says_so(capsy
 
 
 def test_every_phase_is_counted_in_samples_and_in_small_chunks(capsys):
-    mechanism, calls = _counting()
+    mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:0", eps=EPS, n_samples=4_000, scorer="quadratic",
                    progress="lines")
     counts = {p["phase"]: p["count"] for p in report.info["phases"]}
@@ -107,13 +100,65 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
     assert process.poll() is None
     process.send_signal(signal.SIGINT)
     sent = time.perf_counter()
-    _, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=120)
     # the rest of the phase is ~100 s of calls: stopping well inside it shows Ctrl-C was obeyed (a generous
     # bound that a loaded machine cannot break; the latency itself is measured by benchmarks/interrupt.py)
     assert time.perf_counter() - sent < 20.0
     assert process.returncode == 130 and "Traceback" not in err and err.count("\n") == 1, err
     assert err.startswith("ndis audit: interrupted during training samples on D after ")
     assert "of 50,000 samples; no phase was completed; nothing was written" in err
+
+
+def _running_in_session(session: int) -> list:
+    """The processes (not zombies) of a session, from /proc: a command started in its own session and the
+    workers it started."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                state, _, _, in_session = stat.read().rsplit(")", 1)[1].split()[:4]
+        except OSError:
+            continue
+        if int(in_session) == session and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads child processes from /proc")
+def test_sigterm_after_training_writes_a_partial_report_and_stops_the_workers(tmp_path):
+    # before: SIGTERM killed the command at once, leaving its loky workers and resource tracker running
+    # (4 of 4 processes, benchmarks/interrupt.py on main) and no report
+    (tmp_path / "slow_plugin.py").write_text(textwrap.dedent("""
+        import time
+        import numpy as np
+
+        def slow(data, rng):
+            time.sleep(0.002)
+            return np.asarray(data).mean(axis=0)[:2] + rng.standard_normal(2)
+    """))
+    command = [sys.executable, "-m", "ndis.cli", "audit", "slow_plugin:slow", "--data", "synthetic:n=20,d=2,seed=0",
+               "--neighbor", "remove:0", "--samples", "4000", "--jobs", "2", "--scorer", "quadratic", "--eps", "0:1:3",
+               "--out", str(tmp_path / "out")]
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    for line in process.stderr:  # one line per completed phase; the signal goes in the held-out phase
+        if line.startswith("ndis: training 1 scorer(s)"):
+            break
+    workers = set(_running_in_session(process.pid)) - {process.pid}
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143 and "Traceback" not in err, err
+    assert err.startswith("ndis audit: terminated (SIGTERM) ") and "; completed: training samples on D (" in err
+    assert err.strip().endswith(f"wrote the partial report {tmp_path / 'out' / 'partial.json'}")
+    partial = json.loads((tmp_path / "out" / "partial.json").read_text())
+    assert partial["status"] == "partial" and partial["info"]["scorer"] == "quadratic/flatten"
+    assert [p["phase"] for p in partial["phases_completed"]][-1] == "training 1 scorer(s) on 2 x 2,000 samples"
+    assert workers  # loky's workers and resource tracker were running
+    deadline = time.perf_counter() + 30  # they are shut down as the command exits; allow a loaded machine
+    while _running_in_session(process.pid) and time.perf_counter() < deadline:
+        time.sleep(0.2)
+    assert _running_in_session(process.pid) == []
 
 
 def test_the_samples_that_would_decide_a_claim_are_given(gaussian_batched):
@@ -125,7 +170,7 @@ def test_the_samples_that_would_decide_a_claim_are_given(gaussian_batched):
     assert bounds.detectable_floor(3.0, held, held, 0.05 / 4)[0] <= 1e-6
     assert bounds.detectable_floor(3.0, held - 1, held - 1, 0.05 / 4)[0] > 1e-6
     assert v.samples_needed == _samples_for_held_out(held, 0.5, 10**6)
-    assert _sizes(v.samples_needed, 0.5, 10**6, 0.25)[2] >= held
+    assert budget.split(v.samples_needed, 0.5, 10**6, 0.25)[2] >= held
     assert report.info["samples_needed"]["samples_per_side"] == v.samples_needed and v.seconds_needed > 0
     assert f"{v.samples_needed:,} samples per side (about " in str(v)
     assert "consistent" not in verdict.LABELS and verdict.Verdict("consistent", 1, 0.1, 0.95, 0, 0, 0.1, "forward",

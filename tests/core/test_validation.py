@@ -52,3 +52,26 @@ def test_eps_may_be_negative_but_must_be_finite(eps):
     assert validation.as_eps_grid(eps).ndim == 1
     with pytest.raises(ValueError, match="eps contains NaN"):
         validation.as_eps([0.0, np.inf])
+
+
+@pytest.mark.parametrize("check", [lambda v: validation.as_data(v), lambda v: validation.as_finite_array(v, "D"),
+                                   lambda v: validation.as_eps_grid(np.ravel(v))])
+@pytest.mark.parametrize("value", [np.array([[1 + 2j, 3.0]]), [[1 + 2j, 3.0]], np.array([[1 + 0j, 3.0]])])
+def test_complex_values_are_refused_not_cut_to_their_real_part(check, value):
+    # Before, numpy's cast dropped the imaginary part with only a ComplexWarning (as_data, as_finite_array).
+    with pytest.raises(TypeError, match="complex.*real part and imaginary part as separate"):
+        check(value)
+
+
+def test_one_setting_names_the_clash_and_the_missing_ways():
+    ways = (("sigma",), ("eps", "delta"))
+    validation.one_setting("m", {"sigma": 1.0, "eps": None, "delta": None}, *ways)
+    validation.one_setting("m", {"sigma": None, "eps": 1.0, "delta": 0.1}, *ways)
+    with pytest.raises(ValueError, match=r"m takes sigma, or eps and delta, only one of them: got sigma=1.0, "
+                                         r"delta=0.1 \(sigma would silently override the rest\)"):
+        validation.one_setting("m", {"sigma": 1.0, "eps": None, "delta": 0.1}, *ways)
+    with pytest.raises(ValueError, match="m needs sigma, or eps and delta$"):
+        validation.one_setting("m", {"sigma": None, "eps": 1.0, "delta": None}, *ways)
+    with pytest.raises(ValueError, match="got sigma=1.0, C=2"):
+        validation.one_setting("m", {"sigma": 1.0, "C": 2}, *ways, optional_with={"C": 1})
+    validation.one_setting("m", {"sigma": 1.0, "eps": None, "delta": 0.1}, *ways, shared=("delta",))

@@ -116,3 +116,52 @@ def test_registry_describes_every_scheme():
     assert "r:" in described["als"] and "eps:" in described["m-ols"] and "data-dependent" in described["m-rp"]
     assert {"gaussian", "gaussian-ls", "rp", "rlc", "als", "rp-ls", "m-rp", "m-rlc", "m-ols", "m-als", "m-rp-ls",
             "m-rp-rel", "m-ols-rel", "m-als-rel", "isit18-ls"} <= set(mechanisms.names())
+
+
+@pytest.mark.parametrize(("name", "params", "extra"), [
+    ("gaussian", dict(query="sum", sigma=1.0), dict(eps=1.0, delta=1e-5, sensitivity=1.0)),
+    ("gaussian-ls", dict(sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("m-rp", dict(r=3, sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("m-ols", dict(r=3, sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("m-als", dict(r=3, sigma=1.0), dict(eps=1.0, delta=1e-5, C=2.0)),
+    ("isit18-an", dict(sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("isit18-an", dict(sigma=1.0), dict(eps_mi=0.5)),
+    ("isit18-an", dict(eps_mi=0.5), dict(eps=1.0, delta=1e-5)),
+    ("isit18-rp", dict(r=3, sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("mask-a", dict(sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("mask-b", dict(sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("mask-blk", dict(blocks=2, sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("ltm-gauss", dict(m=5, sigma=1.0), dict(eps=1.0)),
+    ("ltm-laplace", dict(m=5, b=1.0), dict(eps=1.0)),
+    ("ltm-local", dict(sigma=1.0), dict(eps=1.0, delta=1e-5)),
+    ("ltm-lra", dict(k=1, m=5, sigma=1.0), dict(eps=1.0)),
+])
+def test_an_explicit_noise_scale_and_its_calibration_are_not_both_accepted(name, params, extra):
+    # Before, the explicit scale silently won and eps, delta (or eps_MI) were ignored.
+    checked_by = "ltm-gauss" if name == "ltm-lra" else name  # its sketch parameters go to ltm-gauss
+    for key, value in extra.items():
+        with pytest.raises(ValueError, match=f"{checked_by} takes .*only one of them: got .*{key}={value!r}"):
+            mechanisms.get(name, **params, **{key: value})
+    mechanisms.get(name, **params)  # the explicit scale alone is accepted
+
+
+def test_ltm_gauss_keeps_delta_beside_an_explicit_sigma_for_its_zero_output_rule():
+    mech = mechanisms.get("ltm-gauss", m=5, sigma=1.0, delta=1e-5)
+    assert mech.sigma == 1.0 and mech.delta == 1e-5
+
+
+def test_the_missing_calibration_is_named():
+    with pytest.raises(ValueError, match="isit18-an needs sigma, or eps_mi, or eps and delta"):
+        mechanisms.get("isit18-an", eps=1.0)
+    with pytest.raises(ValueError, match="gaussian needs sigma, or eps, delta and sensitivity"):
+        mechanisms.get("gaussian", eps=1.0, delta=1e-5)
+
+
+@pytest.mark.parametrize(("name", "params"), [("gaussian", dict(query="mean")), ("mask-a", {}),
+                                               ("ltm-gauss", dict(m=2))])
+def test_an_output_law_whose_variance_overflows_is_a_clear_error(name, params):
+    # sigma = 1e160: sigma^2 is beyond float64 (OverflowError from Python's float power before).
+    data = np.full((20, 2), 0.5)
+    mech = mechanisms.get(name, sigma=1e160, **params)
+    with pytest.raises(ValueError, match=r"noise variance .*1e\+160.* exceeds"):
+        mech.output_law(data)

@@ -2,6 +2,8 @@
 short repr, report.html's structure, and Curve's repr."""
 
 import dataclasses
+import html as markup
+import json
 from html.parser import HTMLParser
 
 import matplotlib
@@ -9,8 +11,11 @@ import numpy as np
 import pytest
 
 from ndis import theory
-from ndis.auditor.statistics.certify import Certificate
+from ndis.auditor.reporting import html
 from ndis.auditor.reporting.report import AuditReport
+from ndis.auditor.statistics.certify import Certificate
+from ndis.auditor.statistics.claims import ClaimCheck
+from ndis.auditor.statistics.gdp import GDPCertificate
 from ndis.auditor.statistics.verdict import Verdict
 from ndis.core.curve import Curve
 
@@ -36,7 +41,8 @@ def make_report(source="asymptotic law", claimed_delta=1e-8, **info) -> AuditRep
 
 
 def legend_labels(figure) -> list[str]:
-    return [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    """The labels of the legend below the delta panels."""
+    return [text.get_text() for text in figure.legends[0].get_texts()]
 
 
 @pytest.mark.parametrize("source,params,label", [("exact law", {"r": 300}, "exact"),
@@ -177,3 +183,132 @@ def test_a_verdict_and_eps_lo_that_disagree_about_the_claimed_eps_are_pointed_ou
         assert "Note: the verdict" in report.to_html()
     else:
         assert "note:" not in report.table() and "Note: the verdict" not in report.to_html()
+
+
+def _claim_check(source: str) -> ClaimCheck:
+    """A claimed curve at 1.5 x the estimate of `make_report`, refuted nowhere."""
+    report = make_report()
+    claimed = 1.5 * report.delta
+    return ClaimCheck("not refuted", source, 0.05, 0.95, EPS, claimed, report.delta_lower, report.delta,
+                      np.zeros(EPS.size, bool), None, None)
+
+
+def test_user_strings_are_drawn_and_written_as_they_are_never_as_markup(tmp_path):
+    # A data path, plug-in name or claim file with $...$ was parsed as mathtext: `$\bad$` made the PNG
+    # fail after the audit. Every user string must come out literally, in the plot and in the HTML.
+    name = r"cost$_{5}$ $\bad$ <b>x</b>"
+    report = make_report(mechanism=name)
+    report.claim = _claim_check(r"claims/$\eps$.csv")
+    figure = report.plot(tmp_path / "spectrum.png")  # ValueError (mathtext) before the fix
+    assert (tmp_path / "spectrum.png").read_bytes()[:4] == b"\x89PNG"
+    title = figure.get_suptitle()
+    assert title == f"{name}: privacy spectrum (20000 samples per side)"
+    texts = [figure._suptitle, *figure.legends[0].get_texts()]
+    assert r"claimed: claims/$\eps$.csv" in legend_labels(figure)
+    assert all(not t.get_parse_math() and not t.get_usetex() for t in texts)
+    page = report.to_html(title=name)
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and r"$\bad$" in page
+
+
+def _displayed_px(figure, points: float) -> float:
+    """Height in CSS pixels of a `points` text of `figure` in report.html on a 1280 px wide screen:
+    the PNG (html.DPI) is shown at most html.PAGE_WIDTH_PX wide."""
+    width = figure.get_size_inches()[0] * html.DPI
+    return points / 72 * html.DPI * min(1.0, html.PAGE_WIDTH_PX / width)
+
+
+@pytest.mark.parametrize("tradeoff", [False, True])
+def test_every_text_of_the_plot_is_legible_in_report_html_at_1280_px(tradeoff):
+    assert html.PAGE_WIDTH_PX + 32 <= 1280  # the page's content and its 1rem paddings fit a 1280 px screen
+    report = make_report()
+    if tradeoff:
+        a = np.linspace(0, 1, 11)
+        report.gdp = GDPCertificate(0.8, 0.05, "forward", 0.5, 0.2, tradeoff={
+            "type_one": a, "beta": 1 - a, "beta_lower": 1 - a, "beta_upper": 1 - a, "alpha": 0.05})
+    figure = report.plot()
+    figure.canvas.draw()  # tick labels exist once drawn
+    ticks = [t for axis in figure.axes for t in axis.get_xticklabels() + axis.get_yticklabels()]
+    texts = [t for t in figure.findobj(matplotlib.text.Text) + ticks if t.get_visible() and t.get_text().strip()]
+    assert len(figure.axes) == (3 if tradeoff else 2) and len(ticks) > 20
+    smallest = min(texts, key=lambda t: t.get_fontsize())
+    assert _displayed_px(figure, smallest.get_fontsize()) >= 10, smallest.get_text()
+    if tradeoff:  # the trade-off panel says what it shows
+        assert "tests of M(D) vs M(D')" in figure.axes[2].get_title()
+        assert "trade-off view: each point is a test" in markup.unescape(report.to_html(figure=figure))
+
+
+def test_a_claimed_delta_of_0_is_drawn_on_the_bottom_edge_of_the_log_panel():
+    report = make_report(claimed_delta=0.0)
+    figure = report.plot()
+    log = figure.axes[1]
+    (star,) = [line for line in log.get_lines() if line.get_label().startswith("claimed (1, 0)")]
+    assert star.get_ydata()[0] == log.get_ylim()[0] and not star.get_clip_on()
+    assert any("claimed delta = 0" in t.get_text() for t in log.texts)
+    assert "claimed (1, 0): inconclusive" in legend_labels(figure)
+    assert "star on its bottom edge" in report.to_html(figure=figure)
+
+
+def test_the_table_shows_every_row_or_says_which_it_skipped():
+    report = make_report()
+    lines = report.table().splitlines()
+    assert sum(line.split()[0] in {f"{e:g}" for e in EPS} for line in lines[1:EPS.size + 1]) == EPS.size
+    assert "grid rows shown" not in report.table()
+    eps = np.linspace(0, 10, 1001)  # 1,001 rows: a selection, which keeps the claimed eps = 1.37
+    long = AuditReport(estimate=Curve(eps, eps, eps), lower=Curve(eps, eps, eps), upper=Curve(eps, eps, eps),
+                       floor=np.zeros(eps.size), verdict=dataclasses.replace(report.verdict, eps=1.37))
+    text = long.table()
+    assert "  1.37 " in text and "42 of 1,001 grid rows shown (one in 25 from the first, eps = 1.37)" in text
+    assert "every row is in report.to_frame()" in text
+    assert "grid rows shown" in long._repr_html_()
+
+
+@pytest.mark.parametrize("eps_lo, says", [(1.96, "about 2x the claimed 1"), (0.9, None)])
+def test_a_violation_is_also_said_in_eps(eps_lo, says):
+    eps = np.array([0.0, 1.0, 2.0])
+    zero = Curve(eps, np.zeros(3), np.zeros(3))
+    v = Verdict("violation", 1.0, 0.0, 1 - 3e-9, 0.37, 0.39, 8e-4, "reverse", 0.05, p_value=3e-9)
+    report = AuditReport(estimate=zero, lower=zero, upper=zero, floor=np.full(3, 1e-3), verdict=v,
+                         certificates=[Certificate(0.0, eps_lo, 0.05, "reverse")], info={"alpha": 0.05})
+    text = report.verdict_text
+    assert text.startswith(str(v)) and text in report.table() and text in markup.unescape(report._repr_html_())
+    if says:
+        assert (f"In eps: the mechanism's eps at delta=0 is at least 1.96, {says} (the certified eps_lo, a separate "
+                "test at 95% confidence)") in text
+    else:  # eps_lo does not exceed the claim: no eps sentence, the disagreement note instead
+        assert "In eps" not in text and report.disagreement is not None
+def test_a_failed_write_leaves_the_earlier_file_whole(tmp_path, monkeypatch):
+    # a disk that fills up while the file is written (ENOSPC at the flush): before, report.json was left
+    # truncated; now the earlier file stays as it was and no temporary file remains
+    import errno
+    import os
+
+    from ndis.core import files
+
+    path = tmp_path / "report.json"
+    report = make_report()
+    report.to_json(path)
+    earlier = path.read_text()
+    assert json.loads(earlier)["status"] == "complete"
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        make_report(claimed_delta=1e-6).to_json(path)
+    with pytest.raises(OSError, match="No space left"):
+        report.plot(tmp_path / "spectrum.png")
+    assert path.read_text() == earlier and sorted(os.listdir(tmp_path)) == ["report.json"]
+
+
+def test_a_partial_report_is_marked_and_not_read_as_a_complete_one(tmp_path):
+    from ndis.auditor.reporting.report import partial_report
+
+    phases = [{"phase": "training samples on D", "unit": "samples", "count": 1000, "seconds": 0.5}]
+    partial = partial_report(phases, {"scorer": "quadratic/flatten", "n_samples": np.int64(4000)},
+                             "during held-out samples on D after 200 of 2,000 samples")
+    assert partial["status"] == "partial" and partial["info"]["n_samples"] == 4000
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    with pytest.raises(ValueError, match="a partial report of an interrupted audit \\(during held-out samples"):
+        AuditReport.from_json(tmp_path / "partial.json")
+    assert AuditReport.from_json(make_report().to_json()).info == make_report().info

@@ -13,7 +13,6 @@ import pytest
 from ndis import mechanisms
 from ndis.auditor import audit
 from ndis.auditor.scoring import scorers
-from ndis.auditor.statistics import verdict
 from ndis.auditor.statistics.bounds import clopper_pearson_lower, clopper_pearson_upper
 
 
@@ -107,20 +106,3 @@ def test_level_sets_give_the_exact_curve():
             assert 0 <= Q <= P <= 1
             # iSVT4's level set is tabulated (absolute error about 1e-8); the others are exact to rounding
             assert P - math.exp(0.7) * Q == pytest.approx(float(mech.exact_delta(0.7, a, b)), abs=1e-7), name
-
-
-def test_suspicious_verdict_text():
-    # Not violated, estimate above the claim: the text says so, with the held-out size that would decide it.
-    v = verdict.Verdict("no violation found", 0.2, 1e-3, 0.95, 0.0, 1.65e-3, 1.3e-5, "forward", 0.05)
-    z = 2.2414 + 0.8416                      # z_{alpha/4} + z_{0.2}
-    n = z * z * (1 + math.exp(0.4)) / (4 * 0.65e-3 ** 2)
-    assert v.suspicious and v.samples_to_decide == pytest.approx(n, rel=1e-3)
-    assert str(v).startswith("suspicious: estimate above the claim; no violation found of (0.2, 0.001)")
-    assert f"about {v.samples_to_decide:,} held-out samples per side would decide it" in str(v)
-    noisy = verdict.Verdict("no violation found", 0.2, 1e-3, 0.95, 0.0, 1.65e-3, 1.3e-5, "forward", 0.05,
-                            estimate_se=0.7e-3)  # above the claim by less than one standard error: no hint
-    assert not noisy.suspicious and "suspicious" not in str(noisy)
-    quiet = verdict.Verdict("no violation found", 0.2, 1e-3, 0.95, 0.0, 0.9e-3, 1.3e-5, "forward", 0.05)
-    assert not quiet.suspicious and quiet.samples_to_decide is None and "suspicious" not in str(quiet)
-    violation = verdict.Verdict("violation", 0.2, 1e-3, 0.99, 1.2e-3, 1.65e-3, 1.3e-5, "forward", 0.05)
-    assert not violation.suspicious and str(violation).startswith("violation of (0.2, 0.001)")

@@ -141,7 +141,7 @@ def test_eps_lo_is_in_every_report_format(tmp_path):
     assert again.eps_lo(1e-3) == report.eps_lo(1e-3)
     assert "not (eps, 0)-DP for any eps < eps_lo" in report.table() and "at 95% confidence" in report.table()
     assert "Certified epsilon" in report.to_html() and "eps_lo" in report._repr_html_()
-    labels = [t.get_text() for t in report.plot().axes[0].get_legend().get_texts()]
+    labels = [t.get_text() for t in report.plot().legends[0].get_texts()]
     assert any(label.startswith("eps_lo at delta=0") for label in labels)
 
 

@@ -69,6 +69,28 @@ def test_csv_claims_read_eps_and_delta_columns(tmp_path):
         claims.read_csv(tmp_path / "missing.csv")
 
 
+def test_empty_claim_files_are_named(tmp_path):
+    # before: an empty file gave an IndexError traceback from numpy.genfromtxt
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(ValueError, match="claimed curve file .*empty.csv' is empty"):
+        claims.read_csv(tmp_path / "empty.csv")
+    (tmp_path / "header.csv").write_text("eps,delta\n")
+    with pytest.raises(ValueError, match="claimed curve file .*header.csv': a claimed curve needs .*at least one"):
+        claims.read_csv(tmp_path / "header.csv")
+
+
+def test_callable_claims_are_held_to_the_rules_of_tabulated_ones():
+    # before: a callable could claim delta = 2 or -0.5, which a tabulated claim may not, or return text
+    with pytest.raises(ValueError, match=r"gives delta = 2 at eps = 0\.5; a claimed delta must lie in \[0, 1\]"):
+        claims.claimed_curve(lambda e: np.where(np.asarray(e) >= 0.5, 2.0, 0.1))(EPS)
+    with pytest.raises(ValueError, match="gives delta = -0.5"):
+        claims.claimed_curve(lambda e: -0.5 + 0 * np.asarray(e))(EPS)
+    with pytest.raises(TypeError, match="claimed curve <lambda> must return a number .* got str 'tight'"):
+        claims.claimed_curve(lambda e: "tight")(EPS)
+    partial = claims.claimed_curve(lambda e: np.where(np.asarray(e) < 1, 0.3, np.nan))(EPS)  # NaN: nothing claimed
+    assert np.all(np.isnan(partial[EPS >= 1])) and np.all(partial[EPS < 1] == 0.3)
+
+
 def test_theory_objects_callables_and_arrays_are_claims():
     pair = theory.GaussianPair([0.0, 0.0], np.eye(2), [1.0, 0.0], np.diag([1.0, 2.0]))
     both = np.maximum(pair.delta(EPS), pair.reverse().delta(EPS))
@@ -172,7 +194,7 @@ def test_audit_checks_a_gdp_claim_and_a_theory_curve_over_the_grid(tmp_path):
     assert "refuted" in wrong.table() and "0.6-GDP" in wrong.table()
     assert len(wrong.plot().axes) == 3
     page = wrong.to_html(tmp_path / "report.html")
-    assert "Claimed curve: refuted" in page and "hint" in page and f'width="{16 * html.DPI}"' in page
+    assert "Claimed curve: refuted" in page and "hint" in page and f'width="{14 * html.DPI}"' in page
     assert json.loads(wrong.to_json())["claim"]["label"] == "refuted"
 
 

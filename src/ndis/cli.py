@@ -322,7 +322,7 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
             data = datasets.load(args.data)
             data_prime = None if args.data_prime is None else datasets.load(args.data_prime)
             report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor, replacement=replacement,
-                           screen_fraction=args.screen_fraction, **common)
+                           screen_fraction=args.screen_fraction, sequential=args.sequential, **common)
     except Interrupted as error:
         if error.partial is not None:
             _write_partial(out, error.partial, args, error)
@@ -389,6 +389,8 @@ def _audit_search(args, mech, common):
         raise UsageError("--neighbor search tests a claimed (eps, delta): use --claimed EPS,DELTA")
     if common["method"] != "threshold":
         raise UsageError("--neighbor search goes with --method threshold")
+    if args.sequential:
+        raise UsageError("--sequential audits a given pair (--data and --data-prime), not --neighbor search")
     return audit_search(mech, common.pop("claimed"), dimension=args.dimension, sensitivity=args.sensitivity,
                         start=start, n_samples=args.samples, fraction=args.screen_fraction,
                         n_trials=args.search_trials, pilot_eps=args.pilot_eps, **common)
@@ -682,6 +684,9 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the bounds (default 0.05)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="with a claim and --data-prime: spend --samples in rounds that stop as soon as the claim "
+                             "is refuted or going on is futile (valid at --alpha over the stopping time)")
     parser.add_argument("--claimed", metavar="EPS,DELTA",
                         help="test a claimed (eps, delta), e.g. 1,1e-5, or 0.7,0 for pure DP; the certified "
                              "eps_lo is also printed at the claimed delta")

@@ -10,7 +10,8 @@ variants (Laplace, report-noisy-max, SVT). Mechanisms call them.
 
 Every exact curve is a `PrivacyProfile` (`theory.profile`), evaluable at any eps in both directions,
 and they combine: `compose` (exact for Gaussian pairs, through dp_accounting's privacy-loss
-distributions otherwise), `poisson_subsample`, `renyi_divergence` / `zcdp_rho` / `rdp_epsilon`,
+distributions otherwise), `poisson_subsample`, `subsample_without_replacement` (an upper bound),
+`renyi_divergence` / `zcdp_rho` / `rdp_epsilon`,
 `tradeoff` (the f-DP view), `to_pld()` and `from_pld` (the hand-off to dp_accounting, imported only
 when used: `pip install "ndis[accounting]"`).
 """
@@ -33,7 +34,7 @@ from .rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_pair, rp_sigma
 from .sheffet import sheffet_c2
 from .sketching import eq4_variance, laplace_scale, local_variance, min_clients, resampled_sketch_delta
 from .spectrum import Spectrum, spectrum
-from .subsampling import PoissonSubsampled, poisson_subsample
+from .subsampling import PoissonSubsampled, WithoutReplacement, poisson_subsample, subsample_without_replacement
 from .tradeoff import tradeoff
 from .worst_rows import (data_leverages, leverage_residual, max_als_delta_row, max_leverage_row, max_sensitivity_row,
                          pareto_frontier)
@@ -43,7 +44,7 @@ from .zoo import (discrete_delta, discrete_epsilon, gaussian_shift_delta, laplac
 
 __all__ = [
     "ExactALSSpectrum", "GaussianLaw", "GaussianLosses", "GaussianPair", "PLDProfile", "PoissonSubsampled",
-    "PrivacyProfile", "QuadraticLoss", "Spectrum", "WorstCase", "als_delta",
+    "PrivacyProfile", "QuadraticLoss", "Spectrum", "WithoutReplacement", "WorstCase", "als_delta",
     "als_exact_delta", "als_log_delta", "als_pair", "augment", "chi2_pair_delta", "classic_gaussian_sigma",
     "compose", "cor35_sigma", "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues",
     "eq4_variance", "from_pld", "gaussian_delta", "gaussian_epsilon", "gaussian_log_delta", "gaussian_mu",
@@ -54,6 +55,6 @@ __all__ = [
     "noisy_max_value_epsilon", "ols_fit", "ols_sensitivities", "ols_sigma", "pareto_frontier",
     "poisson_subsample", "rdp_epsilon", "renyi_divergence", "resampled_sketch_delta", "residual_shares", "rp_delta",
     "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_pair", "rp_sigma", "sheffet_c2", "spectrum",
-    "split_regression", "svt_outcomes", "svt_probabilities", "thm32_sigma", "thm34_sigma", "tradeoff",
+    "split_regression", "subsample_without_replacement", "svt_outcomes", "svt_probabilities", "thm32_sigma", "thm34_sigma", "tradeoff",
     "wishart_clt", "zcdp_rho",
 ]

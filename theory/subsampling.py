@@ -18,8 +18,19 @@ from, at every eps. Validity: the amplification holds when (P, Q) is the worst p
 pair of neighbouring datasets, which the subsample may be (a curve calibrated for all datasets, e.g.
 with a norm bound and a ridge, `theory.als.ols_sigma`). A `Spectrum` of one dataset D does not
 qualify on its own: a subsample has fewer rows, so its rows' leverages are larger than in D.
-Sampling without replacement is not provided: dp_accounting's PLD accountant, which the compositions
-here hand off to, supports Poisson sampling only.
+
+Sampling without replacement (m of n rows, gamma = m / n) under the replace-one relation: the two
+subsampled outputs are mixtures (1 - gamma) mu0 + gamma mu1 and (1 - gamma) mu0 + gamma mu1' sharing the
+part mu0 in which the replaced record was not drawn, and advanced joint convexity bounds each direction
+by the same expression as the REMOVE side above (Balle, Barthe & Gaboardi 2018, Section 5, sampling
+without replacement with the substitution relation):
+
+    delta'(eps) <= gamma delta(ln(1 + (e^eps - 1)/gamma))      in each direction, with that direction's delta,
+
+where delta is M's profile over replace-one neighbours. This is an upper bound, attained by some
+mechanisms with that profile but not necessarily by M: `WithoutReplacement` is pessimistic, never
+exact. (dp_accounting's PLD accountant has no sampling without replacement; its RDP accountant has one
+for the Gaussian mechanism.)
 """
 
 from __future__ import annotations
@@ -45,22 +56,47 @@ class PoissonSubsampled(PrivacyProfile):
         return PoissonSubsampled(self.base, self.q, not self.add)
 
     def _log_delta(self, eps):
-        q = self.q
-        out = np.full(eps.shape, -np.inf)
+        if not self.add:
+            return _amplified_log_delta(self.base, self.q, eps)
+        q, out = self.q, np.full(eps.shape, -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if not self.add:
-                inside = eps > np.log1p(-q)
-                out[~inside] = np.log(-np.expm1(eps[~inside]))
-                e = eps[inside]
-                big = e > 1.0      # e^eps would overflow: ln(q + e^eps - 1) = eps + ln(1 - (1 - q) e^-eps)
-                inner = np.where(big, e + np.log1p(-(1.0 - q) * np.exp(-np.abs(e))),
-                                 np.log(q + np.expm1(np.minimum(e, 1.0)))) - np.log(q)
-                out[inside] = np.log(q) + self.base._log_delta(inner)
-            else:
-                inside = eps < -np.log1p(-q)
-                log_c = np.log(-np.expm1(eps[inside] + np.log1p(-q)))
-                out[inside] = log_c + self.base.reverse()._log_delta(np.log(q) + eps[inside] - log_c)
+            inside = eps < -np.log1p(-q)
+            log_c = np.log(-np.expm1(eps[inside] + np.log1p(-q)))
+            out[inside] = log_c + self.base.reverse()._log_delta(np.log(q) + eps[inside] - log_c)
         return out
+
+
+class WithoutReplacement(PrivacyProfile):
+    """An upper bound of the profile of M run on m of n rows drawn without replacement (replace-one
+    neighbours), gamma = m / n: each direction is gamma delta(ln(1 + (e^eps - 1)/gamma)) of `base`'s same
+    direction (module docstring). Pessimistic, not exact."""
+
+    def __init__(self, base: PrivacyProfile, gamma: float):
+        self.base, self.gamma = base, float(gamma)
+        self.fast = base.fast
+
+    def __repr__(self) -> str:
+        return f"WithoutReplacement(gamma={self.gamma:g}, bound from {self.base!r})"
+
+    def _reversed(self) -> "WithoutReplacement":
+        return WithoutReplacement(self.base.reverse(), self.gamma)
+
+    def _log_delta(self, eps):
+        return _amplified_log_delta(self.base, self.gamma, eps)
+
+
+def _amplified_log_delta(base: PrivacyProfile, q: float, eps: np.ndarray) -> np.ndarray:
+    """ln of q delta_base(ln(1 + (e^eps - 1)/q)) for e^eps > 1 - q, else ln(1 - e^eps) (module
+    docstring), in log space: for eps > 1, ln(q + e^eps - 1) = eps + ln(1 - (1 - q) e^-eps)."""
+    out = np.empty(eps.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = eps > np.log1p(-q)
+        out[~inside] = np.log(-np.expm1(eps[~inside]))
+        e = eps[inside]
+        inner = np.where(e > 1.0, e + np.log1p(-(1.0 - q) * np.exp(-np.abs(e))),
+                         np.log(q + np.expm1(np.minimum(e, 1.0)))) - np.log(q)
+        out[inside] = np.log(q) + base._log_delta(inner)
+    return out
 
 
 def poisson_subsample(spectrum, q: float) -> PoissonSubsampled:
@@ -71,8 +107,23 @@ def poisson_subsample(spectrum, q: float) -> PoissonSubsampled:
     q = float(q)
     if not 0 < q <= 1:
         raise ValueError(f"the sampling probability q must lie in (0, 1], got {q}")
+    return PoissonSubsampled(_profile_of(spectrum, "poisson_subsample"), q)
+
+
+def _profile_of(spectrum, name: str) -> PrivacyProfile:
+    """The privacy profile a subsampling function amplifies: a `Spectrum`'s worst row, or the profile."""
     base = spectrum.profile() if isinstance(spectrum, Spectrum) else spectrum
     if not isinstance(base, PrivacyProfile):
-        raise TypeError(f"poisson_subsample takes a privacy profile (GaussianPair, Spectrum, the result of "
-                        f"compose, ...), got {type(spectrum).__name__}")
-    return PoissonSubsampled(base, q)
+        raise TypeError(f"{name} takes a privacy profile (GaussianPair, Spectrum, the result of compose, ...), "
+                        f"got {type(spectrum).__name__}")
+    return base
+
+
+def subsample_without_replacement(spectrum, m: int, n: int) -> WithoutReplacement:
+    """An upper bound of the profile of a mechanism run on m of n rows drawn without replacement, from
+    the mechanism's own profile over replace-one neighbours (a `GaussianPair`, the result of `compose`,
+    any `theory.profile.PrivacyProfile`, or a `Spectrum`: its worst candidate row); Balle, Barthe &
+    Gaboardi (2018), Section 5 (module docstring). The same validity condition as `poisson_subsample`."""
+    if isinstance(m, bool) or isinstance(n, bool) or int(m) != m or int(n) != n or not 0 < m <= n:
+        raise ValueError(f"draw m of n rows with integers 0 < m <= n, got m = {m}, n = {n}")
+    return WithoutReplacement(_profile_of(spectrum, "subsample_without_replacement"), int(m) / int(n))

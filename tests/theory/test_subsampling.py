@@ -71,3 +71,50 @@ def test_clear_errors():
         theory.poisson_subsample(GAUSS, 0.0)
     with pytest.raises(TypeError, match="privacy profile"):
         theory.poisson_subsample(np.ones(3), 0.5)
+
+
+def _mixture_delta(eps, gamma, mu, direction):
+    """delta of (gamma N(mu, 1) + (1 - gamma) N(0, 1) || N(0, 1)) (forward) or the reverse pair, by
+    adaptive quadrature of the hockey-stick integrand (independent of the closed forms)."""
+    from scipy import integrate, stats
+
+    def mixture(x):
+        return gamma * stats.norm.pdf(x, mu) + (1 - gamma) * stats.norm.pdf(x)
+
+    p, q = (mixture, stats.norm.pdf) if direction == "forward" else (stats.norm.pdf, mixture)
+    value, _ = integrate.quad(lambda x: max(p(x) - np.exp(eps) * q(x), 0.0), -40, 40, points=[0.0, mu],
+                              epsabs=1e-14, epsrel=1e-11, limit=500)
+    return value
+
+
+def test_without_replacement_bounds_both_directions_and_is_attained():
+    # m of n rows without replacement, a sum of values in [0, 1] plus N(0, 1): D = (1, 0, ..., 0) and
+    # D' = (0, ..., 0) give gamma N(1, 1) + (1 - gamma) N(0, 1) against N(0, 1). The bound must hold in
+    # both directions and is attained by the forward one (tolerance: the quadrature's 1e-11 relative)
+    m, n = 3, 40
+    sub = theory.subsample_without_replacement(GAUSS, m, n)
+    for eps in (0.0, 0.05, 0.2, 0.5, 1.0):
+        forward, reverse = (_mixture_delta(eps, m / n, 1.0, d) for d in ("forward", "reverse"))
+        assert sub.delta(eps, "forward") == pytest.approx(forward, rel=1e-8)
+        assert reverse <= sub.delta(eps, "reverse") * (1 + 1e-8)
+    assert sub.delta(0.5, "reverse") > 1.5 * _mixture_delta(0.5, m / n, 1.0, "reverse")   # a bound, not exact
+
+
+def test_without_replacement_of_every_row_is_the_base_and_composes():
+    pair = theory.GaussianPair([0.5, 0.0], np.diag([1.0, 1.3]), [0.0, 0.0], np.eye(2))
+    eps = np.linspace(-1, 3, 9)
+    whole = theory.subsample_without_replacement(pair, 7, 7)
+    for direction in ("forward", "reverse"):
+        assert np.allclose(whole.log_delta(eps, direction), pair.log_delta(eps, direction), rtol=1e-13)
+    # 100 steps composed through PLDs: pessimistic, so never below 100 copies' exact curve at gamma = 1
+    steps = theory.compose(*[theory.subsample_without_replacement(GAUSS, 10, 1000)] * 100)
+    poisson = theory.compose(*[theory.poisson_subsample(GAUSS, 0.01)] * 100)
+    assert steps.epsilon(1e-5, "max") >= poisson.epsilon(1e-5, "forward") - steps.eps_error
+
+
+def test_without_replacement_errors():
+    for m, n in ((0, 10), (11, 10), (2.5, 10), (True, 10)):
+        with pytest.raises(ValueError, match="integers 0 < m <= n"):
+            theory.subsample_without_replacement(GAUSS, m, n)
+    with pytest.raises(TypeError, match="subsample_without_replacement takes a privacy profile"):
+        theory.subsample_without_replacement(np.ones(3), 1, 2)

@@ -1,7 +1,7 @@
 """Coverage of a sequential audit's bounds at its stopping time, and the samples it draws, on the Gaussian
 mechanism (exact curve known).
 
-    nice python benchmarks/sequential_coverage.py [--runs 200] [--budget 100000] [--alpha 0.05] [--out runs.jsonl]
+    nice python benchmarks/sequential_coverage.py [--runs 200] [--first-seed 0] [--budget 100000] [--alpha 0.05] [--out runs.jsonl]
 
 x + N(0, 1) on the inputs 0 and mu is exactly mu-Gaussian DP: delta(eps) = `theory.gaussian_delta(eps, mu)`
 (Balle & Wang 2018) and the true eps at delta is `theory.gaussian_epsilon(delta, mu)`. Each scenario
@@ -81,6 +81,7 @@ def table(rows: list[dict], budget: int, alpha: float) -> None:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1, ...")
     parser.add_argument("--budget", type=int, default=100_000)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--out", default=None, help="write the runs as JSON lines")
@@ -93,7 +94,7 @@ def main():
     rows = []
     out = open(args.out, "w") if args.out else None
     started = time.perf_counter()
-    for seed in range(args.runs):
+    for seed in range(args.first_seed, args.first_seed + args.runs):
         for scenario in SCENARIOS:
             row = one(scenario, seed, args.budget, args.alpha)
             rows.append(row)

@@ -75,7 +75,8 @@ def one(folder: pathlib.Path, signum: int, jobs: int, after_training: bool, inde
                "--scorer", "quadratic", "--eps", "0:1:5", "--out", str(out)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(folder), os.environ.get("PYTHONPATH")))))
     process = subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a
+    # terminal delivers Ctrl-C, even when this script was started in the background (SIGINT then ignored)
     lines, moment = [], threading.Event()
 
     def read():

@@ -91,17 +91,14 @@ def detectable_floor(eps, n_p, n_q, level):
     q_upper = 1.0 - level ** (1.0 / n_q)
     target = np.exp(eps) * q_upper
     floor = np.ones_like(eps)
-    for i, t in enumerate(target):
-        if clopper_pearson_lower(n_p, n_p, level) <= t:
-            continue
-        lo, hi = 0, int(n_p)  # CP_lower(lo) <= t < CP_lower(hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if clopper_pearson_lower(mid, n_p, level) > t:
-                hi = mid
-            else:
-                lo = mid
-        floor[i] = hi / n_p
+    searched = clopper_pearson_lower(n_p, n_p, level) > target  # elsewhere even k_P = n_p is not enough
+    t = target[searched]
+    lo, hi = np.zeros(t.size, np.int64), np.full(t.size, int(n_p), np.int64)  # CP_lower(lo) <= t < CP_lower(hi)
+    while t.size and np.any(hi - lo > 1):  # one bisection for every eps at once
+        mid = (lo + hi) // 2
+        above = np.atleast_1d(clopper_pearson_lower(mid, n_p, level)) > t
+        hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+    floor[searched] = hi / n_p
     return floor
 
 

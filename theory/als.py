@@ -15,7 +15,6 @@ by r l e / (2 L1^2) - K0 + r l e Q1 / (2 L1^2 Dl): delta_rev = 0 exactly (ln del
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.curve import check_direction
@@ -85,6 +84,8 @@ def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
     Theorem 5 relies on phi increasing in l and e (assumed, not proved, there). Guard: phi is also
     evaluated on a guard_grid x guard_grid grid of (l, e) below the cap; if any exceeds delta, sigma
     is calibrated against the grid maximum instead."""
+    from scipy import optimize
+
     eps = float(as_finite_array(eps, "eps"))
     if eps < 0:
         raise ValueError(f"eps must be non-negative, got {eps}")

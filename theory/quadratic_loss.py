@@ -26,7 +26,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate
 
 _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
 _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
@@ -365,6 +364,8 @@ def _trapezoid(loss, eps, c, gap, g2, alpha, top):
 def _adaptive(loss, eps, c, gap, g2) -> float:
     """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf).
     Warns when the quadrature's own error estimate exceeds 1e-9 of the result."""
+    from scipy import integrate
+
     def on_line(y):
         return np.exp(loss.complex_exponent(np.array([[1j * y]]), c, gap, eps)[0, 0]).real
 

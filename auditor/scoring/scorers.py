@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from ndis.auditor.scoring.density import DensityScorer
 from ndis.auditor.scoring.mlp import MLPScorer
@@ -94,6 +93,8 @@ class QuadraticScorer:
             return self._fit(X_p, X_q)
 
     def _fit(self, X_p, X_q):
+        from sklearn.linear_model import LogisticRegression
+
         X, y = training_set(X_p, X_q, self.max_fit)
         k = X.shape[1]
         terms = k + k * (k + 1) // 2

@@ -27,8 +27,6 @@ f_j is constant, so an outlier cannot receive an extreme score.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import SplineTransformer
 
 from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, thread_limit, training_set
 
@@ -43,6 +41,8 @@ class _Column:
         rest = values[~np.isin(values, self.atoms)]
         self.spline = None
         if not discrete and np.unique(rest).size > knots:
+            from sklearn.preprocessing import SplineTransformer
+
             self.spline = SplineTransformer(n_knots=knots, degree=3, knots="quantile", extrapolation="constant")
             self.spline.fit(rest[:, None])
             self._inside = float(np.median(rest))  # a value evaluated in place of the atoms, then zeroed
@@ -92,6 +92,8 @@ class SplineScorer:
         if terms > self.max_terms:
             raise ValueError(f"the spline scorer would need {terms} terms for {X.shape[1]} features "
                              f"(max_terms={self.max_terms})")
+        from sklearn.linear_model import LogisticRegression
+
         with thread_limit(self.threads):
             self.model = LogisticRegression(C=self.C, solver="newton-cholesky", max_iter=100).fit(self._design(X), y)
         return self

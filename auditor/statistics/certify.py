@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from ndis.auditor.statistics import bounds
 from ndis.auditor.statistics import spectrum
@@ -108,7 +107,7 @@ def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_h
     prediction at the band's larger numerator and smaller denominator end (`_band_ceilings`); only
     the bands whose ceiling reaches the best prediction of the plain level sets are searched over
     every gamma, which finds the same event as searching them all."""
-    z = stats.norm.isf(level)
+    z = bounds.normal_isf(level)
     best = (None, 0, 1.0, -np.inf)
     for direction in spectrum.DIRECTIONS:
         num, den = spectrum._event_probabilities(roc_valid, direction)

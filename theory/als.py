@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
@@ -66,6 +66,15 @@ def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
         out = np.maximum(out, _log_delta(reverse, e_))
     like = next((v for v in (eps, leverage, residual, r, p) if np.ndim(v)), eps)
     return scalar_or_array(out.reshape(arrays[0].shape), like)
+
+
+def als_log_delta_ceiling(eps, leverage, residual, r, p) -> np.ndarray:
+    """An upper bound of ln max(delta_fwd, delta_rev)(eps) of the ALS limit, for arrays of points
+    (eps, l, e) of one shape (`quadratic_loss.log_delta_ceiling`): a few operations per point, for
+    skipping the rows that cannot be the worst in `theory.spectrum`."""
+    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1) for v in np.broadcast_arrays(eps, leverage, residual))
+    forward, reverse = _als_losses(leverage, residual, np.full(eps.size, float(r)), np.full(eps.size, float(p)))
+    return np.maximum(log_delta_ceiling(forward, eps), log_delta_ceiling(reverse, eps))
 
 
 def als_delta(eps, leverage, residual, r, p, direction: str = "max"):

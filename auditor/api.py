@@ -38,6 +38,7 @@ from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
 from ndis.auditor.reporting.report import AuditReport, partial_report, versions
+from ndis.auditor.sequential import audit_sequential
 from ndis.auditor.statistics.verdict import check_claim, judge
 
 METHODS = ("threshold", "eureka")
@@ -236,7 +237,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
           progress: bool | str | None = None, eureka_options: dict | None = None,
-          literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False) -> AuditReport:
+          literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False,
+          sequential: bool = False) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     The phases, in order: validate every argument (`_validate`; nothing is sampled before it
@@ -289,6 +291,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
     method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
         estimator, `auditor.eureka`).
+    sequential : with a claim and D_prime, spend n_samples per side in rounds (a screening audit, then
+        its event confirmed on fresh samples) that stop as soon as the claim is refuted or going on is
+        futile, at level alpha over the stopping time (`auditor.sequential`);
+        `report.info["samples_used"]` and `report.info["sequential"]` say what was drawn and why it stopped.
     eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
 
     The sample budget:
@@ -346,6 +352,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     what was completed; its `partial` is the partial report (`reporting.report.partial_report`:
     the phases completed and what they found).
     """
+    if sequential:
+        return audit_sequential(audit, {name: value for name, value in locals().items() if name != "sequential"})
     started = time.perf_counter()
     plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
                      replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
@@ -600,7 +608,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
                            streaming)
     with _timed(timings, "estimation"):
         evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
-                                     chunks.chunk_seed(root, SEED_KEY))
+                                     chunks.chunk_seed(root, SEED_KEY), score)
         est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
     info.update(sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
                 n_events=est.n_events, thresholds=est.thresholds,

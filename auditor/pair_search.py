@@ -199,6 +199,63 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     box : (low, high) of the query values q; default s beyond the start pairs' values.
     pilot_options : further `audit` options of the pilots (e.g. features).
     """
+    plan = _plan(mech, claimed, dimension, sensitivity, start, n_samples, fraction, n_trials, n_confirm, objective,
+                 pilot_eps, box)
+    root = as_seed_sequence(seed)
+    progress = Progress.auto(progress)
+    started = time.perf_counter()
+
+    def pilot(D, D_prime, n, pilot_seed, record):
+        report = audit(mech, D, D_prime, eps=[plan.pilot_eps], n_samples=n, seed=pilot_seed,
+                       claimed=(plan.pilot_eps, plan.delta0), scorer=pilot_scorer, alpha=alpha, progress=False,
+                       **pilot_options)
+        v = report.verdict
+        stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
+                 "eps_lo": report.eps_lo(plan.delta0), "sweep": float(report.delta[0])}
+        record.update(D=D[0].tolist(), D_prime=D_prime[0].tolist(), objective=float(OBJECTIVES[objective](stats)),
+                      **stats, verdict=v.label, samples_per_side=n, seed=_seed_record(pilot_seed))
+        return record
+
+    trials, checks = _run_trials(plan, mech, pilot, root, progress, fraction)
+    winner, reason = _choose(plan, trials, checks, objective)
+    final_seed = chunk_seed(root, _FINAL_KEY)
+    final_samples = int(n_samples) - plan.n_pilot * plan.n_trials - plan.n_check * plan.n_confirm
+    progress.note(f"pair search: {reason}; the final audit runs on it with {final_samples:,} samples per side")
+    info = {"space": plan.space.to_dict(), "sampler": "optuna TPESampler (multivariate)", "objective": objective,
+            "pilot_eps": float(plan.pilot_eps), "claimed": [plan.eps0, plan.delta0], "fraction": fraction,
+            "n_trials": plan.n_trials, "samples_per_pilot": plan.n_pilot, "n_confirm": plan.n_confirm,
+            "samples_per_confirmation": plan.n_check, "pilot_samples": plan.total, "pilot_scorer": pilot_scorer,
+            "starts": len(plan.starts), "seed": _seed_record(root), "trials": trials, "confirmations": checks,
+            "chosen": winner["trial"], "reason": reason,
+            "final": {"samples_per_side": final_samples, "seed": _seed_record(final_seed)},
+            "seconds": time.perf_counter() - started}
+    return PairSearch(np.array([winner["D"]]), np.array([winner["D_prime"]]), trials, winner["trial"], reason,
+                      final_samples, final_seed, info)
+
+
+@dataclass
+class _SearchPlan:
+    """The search's checked settings: the claim, the pilot eps, the sizes and the query space."""
+
+    eps0: float
+    delta0: float
+    pilot_eps: float
+    n_trials: int
+    n_confirm: int
+    n_pilot: int
+    n_check: int
+    starts: list
+    space: QueryPairs
+
+    @property
+    def total(self) -> int:
+        """Samples the pilots and confirmations draw, both sides."""
+        return 2 * (self.n_trials * self.n_pilot + self.n_confirm * self.n_check)
+
+
+def _plan(mech, claimed, dimension, sensitivity, start, n_samples, fraction, n_trials, n_confirm, objective,
+          pilot_eps, box) -> _SearchPlan:
+    """Every setting of `search_pair` checked (ValueError naming it) before any sampling."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown pilot objective {objective!r}; allowed: {', '.join(OBJECTIVES)}")
     if not 0 < fraction < 1:
@@ -237,75 +294,61 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
     for _, D, D_prime in starts:
         space.check(D, D_prime)
         _check_neighbour(mech, D, D_prime)
-    root = as_seed_sequence(seed)
-    progress = Progress.auto(progress)
-    study = _study(root, len(starts), n_trials)
-    for _, D, D_prime in starts[:n_trials]:
-        study.enqueue_trial(space.params(D, D_prime))
-    sources = [source for source, _, _ in starts]
-    trials, checks, started = [], [], time.perf_counter()
+    return _SearchPlan(eps0, delta0, pilot_eps, n_trials, n_confirm, n_pilot, n_check, starts, space)
 
-    def pilot(D, D_prime, n, pilot_seed, record):
-        report = audit(mech, D, D_prime, eps=[pilot_eps], n_samples=n, seed=pilot_seed, claimed=(pilot_eps, delta0),
-                       scorer=pilot_scorer, alpha=alpha, progress=False, **pilot_options)
-        v = report.verdict
-        stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
-                 "eps_lo": report.eps_lo(delta0), "sweep": float(report.delta[0])}
-        record.update(D=D[0].tolist(), D_prime=D_prime[0].tolist(), objective=float(OBJECTIVES[objective](stats)),
-                      **stats, verdict=v.label, samples_per_side=n, seed=_seed_record(pilot_seed))
-        return record
 
-    total = 2 * (n_trials * n_pilot + n_confirm * n_check)
-    confirmations = f", {n_confirm} confirmations x {n_check:,}" if n_confirm else ""
-    title = (f"pair search ({n_trials} trials x {n_pilot:,}{confirmations} samples per side, "
-             f"{fraction:.0%} of the budget, read at eps = {pilot_eps:g})")
+def _run_trials(plan: _SearchPlan, mech, pilot, root, progress, fraction) -> tuple[list, list]:
+    """The pilots (start pairs first, then TPE's proposals) and the confirmations of the best on fresh
+    seeds: (trials, confirmations), each a list of `pilot` records."""
+    study = _study(root, len(plan.starts), plan.n_trials)
+    for _, D, D_prime in plan.starts[:plan.n_trials]:
+        study.enqueue_trial(plan.space.params(D, D_prime))
+    sources = [source for source, _, _ in plan.starts]
+    trials, checks = [], []
+    confirmations = f", {plan.n_confirm} confirmations x {plan.n_check:,}" if plan.n_confirm else ""
+    title = (f"pair search ({plan.n_trials} trials x {plan.n_pilot:,}{confirmations} samples per side, "
+             f"{fraction:.0%} of the budget, read at eps = {plan.pilot_eps:g})")
     try:
-        with progress.phase(title, total) as advance, _quiet_optuna():
-            for number in range(n_trials):
+        with progress.phase(title, plan.total) as advance, _quiet_optuna():
+            for number in range(plan.n_trials):
                 trial = study.ask()
-                D, D_prime = space.suggest(trial)
+                D, D_prime = plan.space.suggest(trial)
                 _check_neighbour(mech, D, D_prime)
                 source = sources[number] if number < len(sources) else "tpe"
-                trials.append(pilot(D, D_prime, n_pilot, chunk_seed(root, _PILOT_KEY, number),
+                trials.append(pilot(D, D_prime, plan.n_pilot, chunk_seed(root, _PILOT_KEY, number),
                                     {"trial": number, "source": source}))
                 study.tell(trial, trials[-1]["objective"])
-                advance(2 * n_pilot)
-            for rank, best in enumerate(sorted(trials, key=lambda t: -t["objective"])[:n_confirm]):
+                advance(2 * plan.n_pilot)
+            for rank, best in enumerate(sorted(trials, key=lambda t: -t["objective"])[:plan.n_confirm]):
                 D, D_prime = np.array([best["D"]]), np.array([best["D_prime"]])
-                checks.append(pilot(D, D_prime, n_check, chunk_seed(root, _CONFIRM_KEY, rank),
+                checks.append(pilot(D, D_prime, plan.n_check, chunk_seed(root, _CONFIRM_KEY, rank),
                                     {"confirms": best["trial"], "rank": rank}))
-                advance(2 * n_check)
+                advance(2 * plan.n_check)
     except KeyboardInterrupt:
-        raise Interrupted(f"{progress.summary()}; the pair search completed {len(trials)} of {n_trials} trials and "
-                          f"{len(checks)} of {n_confirm} confirmations") from None
+        raise Interrupted(f"{progress.summary()}; the pair search completed {len(trials)} of {plan.n_trials} trials "
+                          f"and {len(checks)} of {plan.n_confirm} confirmations") from None
+    return trials, checks
+
+
+def _choose(plan: _SearchPlan, trials, checks, objective) -> tuple[dict, str]:
+    """(winning trial, why): the best confirmation's trial, or without confirmations the best pilot."""
     if checks:
         order = sorted(checks, key=lambda c: -c["objective"])
         winner = trials[order[0]["confirms"]]
-        reason = (f"trial {winner['trial']} ({winner['source']}), one of the {n_confirm} best of {n_trials} trials, "
-                  f"has the largest {objective} = {order[0]['objective']:.4g} on its confirmation audit of "
-                  f"{n_check:,} fresh samples per side")
+        reason = (f"trial {winner['trial']} ({winner['source']}), one of the {plan.n_confirm} best of {plan.n_trials} "
+                  f"trials, has the largest {objective} = {order[0]['objective']:.4g} on its confirmation audit of "
+                  f"{plan.n_check:,} fresh samples per side")
         if len(order) > 1:
             reason += f" (next: trial {order[1]['confirms']}, {order[1]['objective']:.4g})"
             reason += _separation(order[0], order[1], objective)
-    else:
-        order = sorted(trials, key=lambda t: -t["objective"])
-        winner = order[0]
-        reason = (f"trial {winner['trial']} ({winner['source']}) has the largest pilot {objective} = "
-                  f"{winner['objective']:.4g} of {n_trials} trials")
-        if len(order) > 1:
-            reason += f" (next: trial {order[1]['trial']}, {order[1]['objective']:.4g})"
-    final_seed = chunk_seed(root, _FINAL_KEY)
-    final_samples = int(n_samples) - n_pilot * n_trials - n_check * n_confirm
-    progress.note(f"pair search: {reason}; the final audit runs on it with {final_samples:,} samples per side")
-    info = {"space": space.to_dict(), "sampler": "optuna TPESampler (multivariate)", "objective": objective,
-            "pilot_eps": float(pilot_eps), "claimed": [eps0, delta0], "fraction": fraction, "n_trials": n_trials,
-            "samples_per_pilot": n_pilot, "n_confirm": n_confirm, "samples_per_confirmation": n_check,
-            "pilot_samples": total, "pilot_scorer": pilot_scorer, "starts": len(starts), "seed": _seed_record(root),
-            "trials": trials, "confirmations": checks, "chosen": winner["trial"], "reason": reason,
-            "final": {"samples_per_side": final_samples, "seed": _seed_record(final_seed)},
-            "seconds": time.perf_counter() - started}
-    return PairSearch(np.array([winner["D"]]), np.array([winner["D_prime"]]), trials, winner["trial"], reason,
-                      final_samples, final_seed, info)
+        return winner, reason
+    order = sorted(trials, key=lambda t: -t["objective"])
+    winner = order[0]
+    reason = (f"trial {winner['trial']} ({winner['source']}) has the largest pilot {objective} = "
+              f"{winner['objective']:.4g} of {plan.n_trials} trials")
+    if len(order) > 1:
+        reason += f" (next: trial {order[1]['trial']}, {order[1]['objective']:.4g})"
+    return winner, reason
 
 
 def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,

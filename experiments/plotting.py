@@ -40,3 +40,18 @@ def save(fig, path) -> pathlib.Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return pathlib.Path(path)
+
+
+def plot_tradeoff(path, curves: dict, title: str) -> pathlib.Path:
+    """Write a PNG of trade-off curves {name: (type I errors, type II errors)} in the panel style of an
+    audit's trade-off view (`ndis.auditor.reporting.report`), with the diagonal of perfect privacy."""
+    fig, axis = plt.subplots(figsize=(5.0, 4.6))
+    for name, (alpha, beta) in curves.items():
+        axis.plot(alpha, beta, lw=1.3, label=name)
+    axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
+    axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error", ylabel="type II error")
+    axis.set_title("trade-off view", fontsize=10)
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    return save(fig, path)

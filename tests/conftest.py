@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+pytest_plugins = ("pytester",)  # tests/testing runs pytest sessions of the ndis plugin in-process
+
 _OURS = frozenset({"core", "theory", "mechanisms", "auditor", "experiments"})
 
 

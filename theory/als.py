@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .gaussian_pair import GaussianLosses
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 from ndis.core.curve import check_direction
-from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
 
 
 def _als_losses(leverage, residual, r, p):
@@ -42,6 +43,23 @@ def _als_losses(leverage, residual, r, p):
         offset=rle / (2.0 * l1**2) - k0,
     )
     return forward, reverse
+
+
+def als_pair(leverage, residual, r, p) -> GaussianLosses:
+    """The Gaussian pair of the ALS limit for a record with leverage l and residual share e, as its
+    two privacy losses (the forms above). Written as laws (derived here, matching the loss term by
+    term): in suitable coordinates M(D') ~ N(0, I_p) and M(D) ~ N(sqrt(r l e / Q1) u_p,
+    diag(L1/Q1 (p - 1 times), L1^2/Q1)), u_p the last unit vector; the losses avoid the rounding of
+    L1/Q1 - 1 = e/Q1. For `theory.composition` and `theory.renyi`."""
+    l, e = (float(as_finite_array(v, n)) for v, n in ((leverage, "leverage"), (residual, "residual")))
+    if l < 0 or e < 0 or l + e >= 1:
+        raise ValueError(f"leverage and residual share must be >= 0 with sum < 1, got {l} and {e}")
+    p, r = as_int("p", p), as_int("r", r)
+    if r <= p:
+        raise ValueError(f"the sketch size r must exceed p, got r={r}, p={p}")
+    forward, reverse = _als_losses(np.array([l]), np.array([e]), np.array([float(r)]), np.array([float(p)]))
+    label = f"ALS pair, leverage {l:.4g}, residual share {e:.4g}, r = {r}, p = {p}"
+    return GaussianLosses(forward, reverse, label=label)
 
 
 def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):

@@ -21,6 +21,7 @@ import numpy as np
 from scipy import linalg, special
 
 from .gaussian import _log_delta_flat as _gaussian_log_delta, gaussian_epsilon
+from .profile import PrivacyProfile
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.validation import as_eps, as_finite_array, scalar_or_array
 
@@ -77,24 +78,127 @@ def _range_basis(vals: np.ndarray, vecs: np.ndarray) -> np.ndarray:
     return vecs[:, vals > tol]
 
 
-def _group(weight: np.ndarray, linear: np.ndarray, copies: int):
-    """Merge coordinates with equal weights (within rounding): dof adds up, linear norms add up."""
+def group_terms(weight: np.ndarray, dof: np.ndarray, linear: np.ndarray):
+    """Merge terms with equal weights (within rounding): dof and linear norms add up, the weight is
+    their dof-weighted mean. Returns (weight, dof, linear, tol), tol the merging tolerance."""
     order = np.argsort(weight)
-    weight, linear = weight[order], linear[order]
+    weight, dof, linear = weight[order], dof[order], linear[order]
     tol = 1e-13 * np.max(np.abs(weight), initial=0.0)
     starts = np.flatnonzero(np.concatenate([[True], np.diff(weight) > tol]))
-    dof = np.diff(np.append(starts, weight.size)).astype(float)
-    grouped_weight = np.add.reduceat(weight, starts) / dof if weight.size else weight
-    grouped_linear = np.add.reduceat(linear, starts) if weight.size else linear
-    return grouped_weight, copies * dof, copies * grouped_linear, tol
+    if not weight.size:
+        return weight, dof, linear, tol
+    merged_dof = np.add.reduceat(dof, starts)
+    return np.add.reduceat(weight * dof, starts) / merged_dof, merged_dof, np.add.reduceat(linear, starts), tol
 
 
-class GaussianPair:
+def reversed_loss(loss: QuadraticLoss | None) -> QuadraticLoss | None:
+    """The privacy loss of Q||P from that of P||Q, both in the Gaussian-pair form (derived here): in
+    coordinates where P_j = N(0, 1), Q_j = N(-m_j / sqrt(1 + a_j), 1 / (1 + a_j)), so a_j' = -a_j / (1 + a_j),
+    ln(1 + a_j') = -ln(1 + a_j) and linear_j' = linear_j / (1 + a_j)^3; normal terms keep their variance."""
+    if loss is None:
+        return None
+    a, dof, linear = 2.0 * loss.weight[0], loss.dof[0], loss.linear[0]
+    normal_var = float(loss.normal_var[0])
+    flipped = linear / (1.0 + a) ** 3
+    offset = float(np.sum(flipped * (1.0 + a) / 2.0 + dof * np.log1p(a) / 2.0)) + normal_var / 2.0
+    return QuadraticLoss.build((-0.5 * a / (1.0 + a))[None, :], dof[None, :], flipped[None, :], offset=offset,
+                               normal_var=normal_var)
+
+
+class QuadraticLossProfile(PrivacyProfile):
+    """The profile of a pair of Gaussians through its privacy loss, a `QuadraticLoss` of one row (None
+    when the supports differ: delta = 1), shared by `GaussianPair` and the products of
+    `theory.composition`. The loss always has the form of a Gaussian pair's (module docstring):
+    offset = sum_j [linear_j / (2 (1 + 2 weight_j)) - dof_j ln(1 + 2 weight_j) / 2] + normal_var / 2,
+    which `theory.renyi` relies on. `_mu` is set when the loss is normal (equal covariances)."""
+
+    loss: QuadraticLoss | None = None
+    _mu: float | None = None
+    _shared = None
+
+    @property
+    def fast(self) -> bool:
+        """ln delta is a closed form (the analytic Gaussian) when the loss is normal."""
+        return self._mu is not None or self.loss is None
+
+    @property
+    def mutually_continuous(self) -> bool:
+        """False when the supports differ: then delta = 1 for every eps, in both directions."""
+        return self.loss is not None
+
+    def _log_delta(self, flat):
+        """ln delta_{P||Q} on a flat array of eps: the analytic Gaussian, the shared contour of many
+        terms, or the per-eps saddle-point integral."""
+        if self.loss is None:
+            return np.zeros(flat.shape)
+        if self._mu is not None:
+            return _gaussian_log_delta(flat, np.full(flat.size, self._mu))
+        if self.loss.weight.shape[1] >= _SHARED_MIN_TERMS:
+            if self._shared is None:
+                self._shared = _SharedContour(self.loss)
+            out, ok = self._shared.log_delta(flat)
+            out[~ok] = self._kernel(flat[~ok])
+            return np.minimum(out, 0.0)
+        return self._kernel(flat)
+
+    def _kernel(self, flat):
+        """ln delta by the per-eps saddle-point integral of `theory.quadratic_loss`."""
+        batch = QuadraticLoss(*(np.repeat(getattr(self.loss, f), flat.size, axis=0)
+                                for f in ("weight", "dof", "linear", "offset", "normal_var")))
+        return _log_delta(batch, flat)
+
+    def _epsilon(self, goal):
+        if self._mu is not None:
+            return np.asarray(gaussian_epsilon(np.exp(goal), self._mu), dtype=float).reshape(-1)
+        return super()._epsilon(goal)
+
+    def delta_mc(self, eps, n_samples: int, seed=None, confidence: float = 0.99):
+        """The NDIS Monte-Carlo estimator (Lu et al. 2023, NDIS, Fig. 2 and Corollary 1): the mean of
+        (1 - e^{eps - L})_+ over n_samples draws of L under P, and its Hoeffding radius
+        sqrt(ln(2/gamma) / (2 n)) at confidence 1 - gamma. Returns (estimate, radius)."""
+        eps_arr = as_eps(eps).reshape(-1)
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be positive, got {n_samples}")
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+        radius = float(np.sqrt(np.log(2.0 / (1.0 - confidence)) / (2.0 * n_samples)))
+        if self.loss is None:
+            return scalar_or_array(np.ones(eps_arr.size), eps), radius
+        rng = np.random.default_rng(seed)
+        total = np.zeros(eps_arr.size)
+        chunk = 1 << 20
+        for start in range(0, n_samples, chunk):
+            loss = sample_loss(self.loss, min(chunk, n_samples - start), rng)
+            for i, e in enumerate(eps_arr):
+                total[i] += -np.expm1(np.minimum(e - loss, 0.0)).sum()
+        return scalar_or_array(total / n_samples, eps), radius
+
+
+class GaussianLosses(QuadraticLossProfile):
+    """A pair of Gaussians given by its privacy losses in both directions (one-row `QuadraticLoss`es
+    of the Gaussian-pair form, or None where the supports differ) instead of its laws: the closed-form
+    ALS and RP pairs (`theory.als.als_pair`, `theory.rp.rp_pair`) and the products of
+    `theory.composition`. mu: set when the loss is N(mu^2/2, mu^2) (the analytic Gaussian)."""
+
+    def __init__(self, forward: QuadraticLoss | None, reverse: QuadraticLoss | None, mu: float | None = None,
+                 label: str = "Gaussian pair"):
+        self.loss, self._reverse_loss, self._mu, self.label = forward, reverse, mu, label
+        self._shared = None
+
+    def __repr__(self) -> str:
+        return f"GaussianLosses({self.label})"
+
+    def _reversed(self) -> "GaussianLosses":
+        return GaussianLosses(self._reverse_loss, self.loss, self._mu, f"{self.label}, reversed")
+
+
+class GaussianPair(QuadraticLossProfile):
     """P = N(mean1, cov1), Q = N(mean2, cov2) (each repeated `copies` times, i.i.d.).
 
     `delta(eps)` is delta_{P||Q}(eps) = sup_S P(S) - e^eps Q(S) (Lu et al. 2023, NDIS,
     Definition 1), exact to ~1e-12
-    relative for every representable value; `reverse()` gives Q||P.
+    relative for every representable value; `reverse()` gives Q||P (`delta(eps, "max")`, the larger
+    of the two). A `theory.profile.PrivacyProfile`: `epsilon`, `curve`, `to_pld`.
     """
 
     def __init__(self, mean1, cov1, mean2, cov2, copies: int = 1):
@@ -113,8 +217,7 @@ class GaussianPair:
             raise ValueError(f"the two laws have different numbers of copies: {law1.copies} and {law2.copies}")
         return cls(law1.mean, law1.cov, law2.mean, law2.cov, law1.copies)
 
-    def reverse(self) -> "GaussianPair":
-        """The pair Q||P."""
+    def _reversed(self) -> "GaussianPair":
         return GaussianPair(self.law2.mean, self.law2.cov, self.law1.mean, self.law1.cov, self.copies)
 
     def _summary(self):
@@ -134,11 +237,6 @@ class GaussianPair:
                 ("mutually continuous", "yes" if self.mutually_continuous else "no (delta = 1)")]
         body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)
         return f"<b>GaussianPair</b> P = N(mean1, cov1), Q = N(mean2, cov2)<table>{body}</table>"
-
-    @property
-    def mutually_continuous(self) -> bool:
-        """False when the supports differ: then delta = 1 for every eps, in both directions."""
-        return self.loss is not None
 
     @staticmethod
     def _common_support(cov1, cov2, shift):
@@ -178,113 +276,9 @@ class GaussianPair:
         a = np.maximum(a, -1.0 + 1e-300)
         m = vecs.T @ shift
         offset = self.copies * float(np.sum(0.5 * m**2 - 0.5 * np.log1p(a)))
-        weight, dof, linear, tol = _group(0.5 * a, m**2 * (1.0 + a), self.copies)
+        weight, dof, linear, tol = group_terms(0.5 * a, np.full(a.size, float(self.copies)),
+                                               self.copies * m**2 * (1.0 + a))
         return QuadraticLoss.build(weight[None, :], dof[None, :], linear[None, :], offset=offset, zero_tol=tol)
-
-    # -- the spectrum -----------------------------------------------------------------------------
-    def log_delta(self, eps):
-        """ln delta_{P||Q}(eps), no underflow; -inf where delta = 0. Any shape and order of eps."""
-        eps_arr = as_eps(eps)
-        if self.loss is None:
-            return scalar_or_array(np.zeros(eps_arr.shape), eps)
-        flat = eps_arr.reshape(-1)
-        if self._mu is not None:
-            out = _gaussian_log_delta(flat, np.full(flat.size, self._mu))
-        elif self.loss.weight.shape[1] >= _SHARED_MIN_TERMS:
-            if self._shared is None:
-                self._shared = _SharedContour(self.loss)
-            out, ok = self._shared.log_delta(flat)
-            out[~ok] = self._kernel(flat[~ok])
-            out = np.minimum(out, 0.0)
-        else:
-            out = self._kernel(flat)
-        return scalar_or_array(out.reshape(eps_arr.shape), eps)
-
-    def _kernel(self, flat):
-        """ln delta by the per-eps saddle-point integral of `theory.quadratic_loss`."""
-        batch = QuadraticLoss(*(np.repeat(getattr(self.loss, f), flat.size, axis=0)
-                                for f in ("weight", "dof", "linear", "offset", "normal_var")))
-        return _log_delta(batch, flat)
-
-    def delta(self, eps):
-        """delta_{P||Q}(eps) = sup_S P(S) - e^eps Q(S), in [0, 1]."""
-        return scalar_or_array(np.exp(np.asarray(self.log_delta(eps), dtype=float)), eps)
-
-    def epsilon(self, delta):
-        """Smallest eps >= 0 with delta_{P||Q}(eps) <= delta (inf if none, or if beyond 2^27)."""
-        target = as_finite_array(delta, "delta")
-        if np.any((target <= 0) | (target >= 1)):
-            raise ValueError("delta must lie in (0, 1)")
-        if self._mu is not None:
-            return gaussian_epsilon(delta, self._mu)
-        goal = np.log(target.reshape(-1))
-        out = np.full(goal.size, np.inf)
-        if self.loss is not None:
-            live = np.flatnonzero(np.isfinite(goal))
-            ladder = np.append(0.0, np.exp2(np.arange(-2, 6)))
-            values = self._log_delta_flat(ladder)
-            if np.any(values[-1] > goal[live]):
-                rungs = np.exp2(np.arange(6, 28))
-                ladder, values = np.append(ladder, rungs), np.append(values, self._log_delta_flat(rungs))
-            first = np.argmax(values[None, :] <= goal[live, None], axis=1)
-            found = values[first] <= goal[live]
-            out[live[found & (first == 0)]] = 0.0
-            inner = live[found & (first > 0)]
-            if inner.size:
-                k = first[found & (first > 0)]
-                out[inner] = self._solve(goal[inner], ladder[k - 1], ladder[k], values[k - 1], values[k])
-        return scalar_or_array(out.reshape(target.shape), delta)
-
-    def _log_delta_flat(self, eps):
-        return np.asarray(self.log_delta(np.asarray(eps, dtype=float)), dtype=float).reshape(-1)
-
-    def _solve(self, goal, lo, hi, f_lo, f_hi):
-        """ln delta(eps) = goal inside [lo, hi], for many goals at once: Newton steps with a forward-
-        difference slope (one batched evaluation of ln delta at eps and eps + h per step), bisection
-        where a step leaves the bracket. The slope is good to ~1e-6, so a step below 1e-7 + 1e-8 eps
-        leaves an error below 1e-13 + 1e-14 eps and is the last."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            x = np.where(np.isfinite(f_hi), lo + (hi - lo) * (f_lo - goal) / (f_lo - f_hi), 0.5 * (lo + hi))
-        x = np.clip(x, lo, hi)
-        active = np.arange(goal.size)
-        for _ in range(100):
-            h = 1e-7 * np.maximum(x[active], 1e-3)
-            both = self._log_delta_flat(np.concatenate([x[active], x[active] + h]))
-            value, ahead = both[:active.size] - goal[active], both[active.size:] - goal[active]
-            lo[active] = np.where(value > 0, x[active], lo[active])
-            hi[active] = np.where(value <= 0, x[active], hi[active])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                step = value * h / (ahead - value)
-            newton = np.isfinite(step) & np.isfinite(value)
-            done = newton & (np.abs(step) <= 1e-7 + 1e-8 * x[active]) | (hi[active] - lo[active] <= 1e-13)
-            new = x[active] - np.where(newton, step, 0.0)
-            bisect = ~newton | ~((new > lo[active]) & (new < hi[active]))
-            x[active] = np.where(done, np.where(newton, new, hi[active]), np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
-            active = active[~done]
-            if active.size == 0:
-                break
-        return x
-
-    def delta_mc(self, eps, n_samples: int, seed=None, confidence: float = 0.99):
-        """The NDIS Monte-Carlo estimator (Lu et al. 2023, NDIS, Fig. 2 and Corollary 1): the mean of
-        (1 - e^{eps - L})_+ over n_samples draws of L under P, and its Hoeffding radius
-        sqrt(ln(2/gamma) / (2 n)) at confidence 1 - gamma. Returns (estimate, radius)."""
-        eps_arr = as_eps(eps).reshape(-1)
-        if n_samples < 1:
-            raise ValueError(f"n_samples must be positive, got {n_samples}")
-        if not 0 < confidence < 1:
-            raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-        radius = float(np.sqrt(np.log(2.0 / (1.0 - confidence)) / (2.0 * n_samples)))
-        if self.loss is None:
-            return scalar_or_array(np.ones(eps_arr.size), eps), radius
-        rng = np.random.default_rng(seed)
-        total = np.zeros(eps_arr.size)
-        chunk = 1 << 20
-        for start in range(0, n_samples, chunk):
-            loss = sample_loss(self.loss, min(chunk, n_samples - start), rng)
-            for i, e in enumerate(eps_arr):
-                total[i] += -np.expm1(np.minimum(e - loss, 0.0)).sum()
-        return scalar_or_array(total / n_samples, eps), radius
 
 
 # -- many terms: one vertical contour shared by the eps whose saddle points lie close ---------------
@@ -312,7 +306,7 @@ class _SharedContour:
         s = np.arange(-40.0, 30.0 + _TABLE_STEP, _TABLE_STEP)
         x = zmax * special.expit(s) if np.isfinite(zmax) else np.exp(s)
         x = x[(x > 0) & (x < zmax) & (np.diff(x, prepend=0.0) > 0)]
-        k0, k1, k2, _ = loss.cgf_derivatives(x)
+        k0, k1, k2 = loss.cgf_table(x)
         self.x = x
         self.g0 = k0 - np.log(x) - np.log1p(x)
         self.slope = k1 - 1.0 / x - 1.0 / (1.0 + x)             # = eps whose saddle point is x

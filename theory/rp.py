@@ -14,9 +14,31 @@ from __future__ import annotations
 
 import numpy as np
 
+from .gaussian_pair import GaussianLosses
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.curve import check_direction
-from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
+
+
+def _rp_losses(leverage, r):
+    """The forward loss (under D) and the reverse loss (under D') as QuadraticLoss batches."""
+    shift = 0.5 * r * np.log1p(-leverage)
+    forward = QuadraticLoss.build((leverage / (2.0 * (1.0 - leverage)))[:, None], r[:, None], 0.0, offset=shift)
+    reverse = QuadraticLoss.build((-0.5 * leverage)[:, None], r[:, None], 0.0, offset=-shift)
+    return forward, reverse
+
+
+def rp_pair(leverage, r) -> GaussianLosses:
+    """The Gaussian pair (RP(D), RP(D')) of a removed row of leverage l, as its two privacy losses:
+    in the basis where D^T D = I, each of the r output columns is N(0, 1) under D and N(0, 1 - l)
+    along the row under D' (Lu et al. 2023, NDIS, Theorem 2), i.e. `GaussianPair([0], [[1]], [0],
+    [[1 - l]], copies=r)` without the rounding of 1 - l. For `theory.composition`, `theory.renyi`."""
+    lev = float(as_finite_array(leverage, "leverage"))
+    if not 0 <= lev < 1:
+        raise ValueError(f"leverage must lie in [0, 1), got {lev}")
+    r = as_int("r", r)
+    forward, reverse = _rp_losses(np.array([lev]), np.array([float(r)]))
+    return GaussianLosses(forward, reverse, label=f"RP pair, leverage {lev:.4g}, r = {r}")
 
 
 def rp_log_delta(eps, leverage, r, direction: str = "max"):
@@ -28,14 +50,12 @@ def rp_log_delta(eps, leverage, r, direction: str = "max"):
     if np.any((r_a < 1) | (r_a != np.round(r_a))):
         raise ValueError("r must be a positive integer")
     e, lev, dof = (x.reshape(-1) for x in (eps_a, lev_a, r_a))
-    shift = 0.5 * dof * np.log1p(-lev)
+    forward, reverse = _rp_losses(lev, dof)
     out = np.full(e.shape, -np.inf)
     if direction in ("forward", "max"):
-        loss = QuadraticLoss.build((lev / (2.0 * (1.0 - lev)))[:, None], dof[:, None], 0.0, offset=shift)
-        out = np.maximum(out, _log_delta(loss, e))
+        out = np.maximum(out, _log_delta(forward, e))
     if direction in ("reverse", "max"):
-        loss = QuadraticLoss.build((-0.5 * lev)[:, None], dof[:, None], 0.0, offset=-shift)
-        out = np.maximum(out, _log_delta(loss, e))
+        out = np.maximum(out, _log_delta(reverse, e))
     like = eps if np.ndim(eps) else (leverage if np.ndim(leverage) else r)
     return scalar_or_array(out.reshape(eps_a.shape), like)
 

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .als import als_delta, als_log_delta_ceiling
+from .als import als_delta, als_log_delta_ceiling, als_pair
 from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair
 from .leverage import ols_sensitivities, split_regression
-from .rp import rp_delta
+from .profile import PrivacyProfile, WorstCase
+from .rp import rp_delta, rp_pair
 from .worst_rows import data_leverages, leverage_residual, max_leverage_row, max_sensitivity_row, pareto_frontier
 from ndis.core.curve import Curve
 from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
@@ -41,18 +42,61 @@ class Spectrum(Curve):
     neighbor: str
     mechanism: str
     exact: bool                          # False when the curve is that of an asymptotic normal law
-    details: dict = field(default_factory=dict)  # the family's parameters; the worst row's leverage,
-    # residual share or sensitivity at each eps (a list per eps, like `row`)
+    details: dict = field(default_factory=dict)  # the family's parameters; each candidate row's leverage,
+    # residual share or sensitivity (`worst_details`: the worst row's, per eps)
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # rows scanned
+    candidate_pairs: tuple = field(default=(), repr=False, compare=False)  # their pairs (generic mechanisms)
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "row", np.asarray(self.row))
+        object.__setattr__(self, "candidates", np.asarray(self.candidates, dtype=int).reshape(-1))
 
     @property
     def worst_row(self) -> int:
         """The row that is worst at the most eps grid points."""
         values, counts = np.unique(self.row, return_counts=True)
         return int(values[np.argmax(counts)])
+
+    @property
+    def worst_details(self) -> dict:
+        """`details` with each candidate row's values (lists as long as `candidates`) replaced by the
+        worst row's value at each eps, like `row`: what theory.json records (a list per eps, not one
+        per scanned row, which is 327,346 for rows="all" on flights)."""
+        order = np.argsort(self.candidates, kind="stable")
+        at = order[np.searchsorted(self.candidates, self.row, sorter=order)] if self.candidates.size else None
+        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size else v)
+                for k, v in self.details.items()}
+
+    def pairs(self) -> list:
+        """[(row, pair)]: the Gaussian pair (M(D), M(D minus row)) of every candidate row, as a
+        `theory.profile.PrivacyProfile` (the asymptotic law's pair where `exact` is False): `rp_pair`,
+        `als_pair` or the analytic Gaussian of the closed forms, the mechanism's own laws otherwise.
+        The spectrum is their maximum; meant for the few rows of rows="worst"."""
+        if self.candidate_pairs:
+            return list(zip(self.candidates.tolist(), self.candidate_pairs))
+        d = self.details
+        if self.mechanism in ("rp", "rlc"):
+            r = 1 if self.mechanism == "rlc" else int(d["r"])
+            made = [rp_pair(lev, r) for lev in d["leverage"]]
+        elif self.mechanism == "als":
+            made = [als_pair(lev, res, int(d["r"]), int(d["p"])) for lev, res in zip(d["leverage"], d["residual"])]
+        else:
+            made = [GaussianPair([s / float(d["sigma"])], [[1.0]], [0.0], [[1.0]]) for s in d["sensitivity"]]
+        return list(zip(self.candidates.tolist(), made))
+
+    def profile(self) -> PrivacyProfile:
+        """The spectrum at every eps, both directions: the worst candidate row's pair in each direction
+        (`theory.profile.WorstCase`), or that pair itself when there is one candidate."""
+        made = [pair for _, pair in self.pairs()]
+        if not made:
+            raise ValueError("this spectrum has no candidate rows")
+        return made[0] if len(made) == 1 else WorstCase(made)
+
+    def to_pld(self, discretization: float = 1e-4, **options):
+        """A pessimistic dp_accounting PrivacyLossDistribution of the spectrum (REMOVE = forward, ADD =
+        reverse): `profile().to_pld(...)`, see `theory.profile` for its discretization error."""
+        return self.profile().to_pld(discretization, **options)
 
 
 def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
@@ -132,8 +176,7 @@ def _rp(D, eps, rows, r, ridge):
     lev = data_leverages(D, ridge)
     chosen = _select(rows, np.array([max_leverage_row(D, ridge)]), D.shape[0])
     curves = lambda block: tuple(rp_delta(eps[None, :], lev[block, None], r, d) for d in ("forward", "reverse"))
-    scan = _scan(eps, chosen, curves)
-    return scan, {"leverage": lev[scan[2]].tolist()}, True
+    return _scan(eps, chosen, curves), {"leverage": lev[chosen].tolist()}, True, chosen
 
 
 def _als(D, eps, rows, r, ridge, exact):
@@ -144,8 +187,8 @@ def _als(D, eps, rows, r, ridge, exact):
                                  for d in ("forward", "reverse"))
     ceiling = lambda block: als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p).reshape(
         block.size, eps.size)
-    scan = _scan(eps, chosen, curves, ceiling)
-    return scan, {"leverage": lev[scan[2]].tolist(), "residual": res[scan[2]].tolist(), "p": p}, exact
+    details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
+    return _scan(eps, chosen, curves, ceiling), details, exact, chosen
 
 
 def _gaussian_ls(D, eps, rows, sigma):
@@ -156,8 +199,7 @@ def _gaussian_ls(D, eps, rows, sigma):
         curve = gaussian_delta(eps[None, :], sens[block, None] / sigma)
         return curve, curve
 
-    scan = _scan(eps, chosen, curves)
-    return scan, {"sensitivity": sens[scan[2]].tolist()}, True
+    return _scan(eps, chosen, curves), {"sensitivity": sens[chosen].tolist()}, True, chosen
 
 
 def _generic(mechanism, D, eps, rows, neighbor):
@@ -174,13 +216,14 @@ def _generic(mechanism, D, eps, rows, neighbor):
         pairs = [found]
     else:
         pairs = [(int(i), make(D, neighbor, int(i))) for i in _select(rows, np.arange(0), D.shape[0])]
-    fwd, rev = [], []
+    fwd, rev, made = [], [], []
     for _, neighbour_data in pairs:
         pair = GaussianPair.from_laws(law, mechanism.output_law(neighbour_data))
         fwd.append(pair.delta(eps))
         rev.append(pair.reverse().delta(eps))
+        made.append(pair)
     chosen = np.array([i for i, _ in pairs])
-    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True))
+    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True)), chosen, made
 
 
 def _family(mechanism, D: np.ndarray, params: dict):
@@ -210,9 +253,10 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     eps = as_eps_grid(eps)
     family, params = _family(mechanism, D, dict(params))
     name = family or getattr(mechanism, "name", type(mechanism).__name__)
+    made = ()
     if family is None:
         check_relation(neighbor)
-        (fwd, rev, row), details, exact = _generic(mechanism, D, eps, rows, neighbor)
+        (fwd, rev, row), details, exact, chosen, made = _generic(mechanism, D, eps, rows, neighbor)
     else:
         if family not in FAMILIES:
             raise ValueError(f"unknown mechanism family {family!r}; closed forms exist for {FAMILIES}")
@@ -234,6 +278,6 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
             if sigma <= 0:
                 raise ValueError("gaussian-ls needs a noise scale sigma > 0")
             result = _gaussian_ls(D, eps, rows, sigma)
-        (fwd, rev, row), details, exact = result
+        (fwd, rev, row), details, exact, chosen = result
         details.update({k: v for k, v in params.items()})
-    return Spectrum(eps, fwd, rev, row, neighbor, name, exact, details)
+    return Spectrum(eps, fwd, rev, row, neighbor, name, exact, details, chosen, tuple(made))

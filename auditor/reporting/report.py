@@ -258,7 +258,8 @@ class AuditReport:
         """A text table of eps, estimate, lower bound, floor, theory and claimed curve: every grid row,
         or for a grid longer than `ndis.core.curve.TABLE_ROWS` (or every `every`-th row when given) a
         selection with a line saying which rows it skipped (`ndis.core.curve.table_rows`); then the
-        verdict, the claimed curve's check, the certificates, notes and the seed."""
+        verdict, the claimed curve's check, the certificates, notes, a sequential audit's samples used
+        and why it stopped, and the seed."""
         keep = () if self.verdict is None else (self.verdict.eps,)
         rows, skipped = table_rows(self.eps, keep, every, where="report.to_frame() and spectrum.csv")
         head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
@@ -282,6 +283,9 @@ class AuditReport:
             lines.append(f"note: {note}")
         if self.gdp is not None:
             lines.append(str(self.gdp))
+        if sequential := self.info.get("sequential"):
+            lines.append(f"sequential: {sequential['samples_used']:,} of {sequential['budget']:,} samples per side "
+                         f"used; {sequential['reason']}")
         if self.seed_line:
             lines.append(self.seed_line)
         return "\n".join(lines)

@@ -194,12 +194,15 @@ def event_lower_bound(held, threshold, eps, direction: str, level):
 class Evidence:
     """What every bound, certificate and verdict of a threshold audit is computed from: the ROC of
     the validation scores (which choose the events), their sizes (P, Q), the held-out counts, and
-    the seed of the certificates' randomized acceptance draws (`auditor.statistics.certify`)."""
+    the seed of the certificates' randomized acceptance draws (`auditor.statistics.certify`); and
+    `score`, the trained map from raw outputs to scores, which a confirmation applies to fresh
+    samples (`auditor.statistics.confirmation`)."""
 
     roc_valid: EmpiricalROC
     n_valid: tuple[int, int]
     held: object  # auditor.statistics.histogram.ScoreHistogram
     seed: np.random.SeedSequence
+    score: object = None  # callable: (n, ...) outputs -> (n,) scores
 
 
 @dataclass

@@ -330,7 +330,7 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
             data = datasets.load(args.data)
             data_prime = None if args.data_prime is None else datasets.load(args.data_prime)
             report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor, replacement=replacement,
-                           screen_fraction=args.screen_fraction, **common)
+                           screen_fraction=args.screen_fraction, sequential=args.sequential, **common)
     except Interrupted as error:
         if error.partial is not None:
             _write_partial(out, error.partial, args, error)
@@ -406,6 +406,8 @@ def _audit_search(args, mech, common):
         raise UsageError("--neighbor search tests a claimed (eps, delta): use --claimed EPS,DELTA")
     if common["method"] != "threshold":
         raise UsageError("--neighbor search goes with --method threshold")
+    if args.sequential:
+        raise UsageError("--sequential audits a given pair (--data and --data-prime), not --neighbor search")
     return audit_search(mech, common.pop("claimed"), dimension=args.dimension, sensitivity=args.sensitivity,
                         start=start, n_samples=args.samples, fraction=args.screen_fraction,
                         n_trials=args.search_trials, pilot_eps=args.pilot_eps, **common)
@@ -443,7 +445,7 @@ def command_theory(args) -> None:
     summary = {
         "command": " ".join(sys.argv), "mechanism": result.mechanism, "data": args.data,
         "n_rows": int(D.shape[0]), "neighbor": args.neighbor, "worst_row": result.worst_row,
-        "law": label, "seconds": elapsed, "details": result.details,
+        "law": label, "seconds": elapsed, "details": result.worst_details,
     }
     columns = {"eps": eps, "delta": result.delta, "forward": result.forward, "reverse": result.reverse}
     found = None
@@ -451,13 +453,94 @@ def command_theory(args) -> None:
         found = claims.exceeds(claim, eps, result.delta)
         summary["claim"] = found
         columns["claimed"] = claim(eps)
+    accounting = theory_accounting(args, result, eps, out)
+    if accounting is not None:
+        summary["accounting"] = accounting
     (out / "theory.json").write_text(json.dumps(summary, indent=2, default=float))
     print(f"{title}: {D.shape[0]} rows scanned in {elapsed:.2f} s")
     print_table(columns)
     if found is not None:
         print(claims.describe_exceeds(found) + ("" if result.exact else
                                                  " (the asymptotic normal law's curve, not the exact one)"))
-    print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}")
+    if accounting is not None:
+        for line in accounting["lines"]:
+            print(line)
+    print(f"wrote {out / 'spectrum.csv'}, {out / 'spectrum.png'}, {out / 'theory.json'}"
+          + (", composed.csv, tradeoff.csv, tradeoff.png" if accounting is not None else ""))
+
+
+def parse_release(text: str):
+    """'gaussian:sigma=2[,sensitivity=1]' -> the exact GaussianPair of that release; 'laplace:scale=3
+    [,sensitivity=1]' -> a dp_accounting LaplaceDpEvent (scale / sensitivity)."""
+    from ndis import theory
+
+    kind, _, rest = text.partition(":")
+    try:
+        values = {k.strip(): float(v) for k, v in (item.split("=") for item in rest.split(",") if item.strip())}
+    except ValueError:
+        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B "
+                         "(optionally ,sensitivity=C)") from None
+    sensitivity = values.pop("sensitivity", 1.0)
+    name = {"gaussian": "sigma", "laplace": "scale"}.get(kind)
+    if name is None or set(values) != {name} or not values[name] > 0 or not sensitivity > 0:
+        raise UsageError(f"bad --with {text!r}: use gaussian:sigma=S or laplace:scale=B with S, B > 0 "
+                         "(optionally ,sensitivity=C)")
+    if kind == "gaussian":
+        return theory.GaussianPair([sensitivity / values[name]], [[1.0]], [0.0], [[1.0]])
+    from ndis.theory.profile import dp_accounting_modules
+
+    return dp_accounting_modules()[0].LaplaceDpEvent(values[name] / sensitivity)
+
+
+def theory_accounting(args, result, eps, out):
+    """`ndis theory --compose K --with SPEC --subsample Q --delta D --renyi`: the release composed with
+    the --with mechanisms, Poisson-subsampled, K times (`theory.compose`, `theory.poisson_subsample`);
+    eps at each delta, and with --renyi the RDP accountant's eps and zCDP rho. None without these options."""
+    import numpy as np
+
+    from ndis import theory
+    from ndis.experiments.plotting import plot_tradeoff
+
+    if args.compose == 1 and not args.with_ and args.subsample is None and not args.renyi and args.delta is None:
+        return None
+    if args.compose < 1:
+        raise UsageError(f"--compose must be a positive number of releases, got {args.compose}")
+    try:
+        deltas = [float(v) for v in (args.delta or "1e-5").split(",")]
+    except ValueError:
+        raise UsageError(f"bad --delta {args.delta!r}: use a number or a comma list, e.g. 1e-5,1e-8") from None
+    if not all(0 < d < 1 for d in deltas):
+        raise UsageError(f"--delta values must lie in (0, 1), got {args.delta}")
+    parts = [result] + [parse_release(text) for text in args.with_ or []]
+    step = theory.compose(*parts) if len(parts) > 1 else result.profile()
+    if args.subsample is not None:
+        step = theory.poisson_subsample(step, args.subsample)
+    total = theory.compose(*[step] * args.compose)
+    curve = total.curve(eps)
+    np.savetxt(out / "composed.csv", np.column_stack([eps, curve.delta, curve.forward, curve.reverse]), delimiter=",",
+               header="eps,delta,forward,reverse", comments="", fmt=["%.10g", "%.17g", "%.17g", "%.17g"])
+    alpha, beta = theory.tradeoff(total)
+    np.savetxt(out / "tradeoff.csv", np.column_stack([alpha, beta]), delimiter=",", header="type_one,type_two",
+               comments="", fmt="%.17g")
+    what = " + ".join([result.mechanism] + list(args.with_ or []))
+    what += f", q = {args.subsample:g}" if args.subsample else ""
+    plot_tradeoff(out / "tradeoff.png", {f"{args.compose} x ({what})": (alpha, beta)}, "exact trade-off curve")
+    error = getattr(total, "eps_error", 0.0)
+    summary = {"releases": args.compose, "with": args.with_ or [], "subsample": args.subsample,
+               "route": "privacy-loss distribution" if error else "exact", "eps_error": error,
+               "eps": {str(d): float(total.epsilon(d, "max")) for d in deltas}}
+    lines = [f"{args.compose} release(s) of {what}: eps = {summary['eps'][str(d)]:.6g} at delta = {d:g}"
+             + (f" (PLD, at most {error:.2g} above the exact eps)" if error else " (exact)") for d in deltas]
+    if args.renyi:
+        summary["rdp_eps"] = {str(d): theory.rdp_epsilon(step, d, count=args.compose) for d in deltas}
+        lines += [f"  RDP accountant: eps = {summary['rdp_eps'][str(d)]:.6g} at delta = {d:g}" for d in deltas]
+        if args.subsample is None and all(isinstance(p, theory.PrivacyProfile) for p in parts[1:]):
+            rho = theory.zcdp_rho(total)
+            summary["zcdp_rho"] = rho
+            lines.append(f"  zCDP: rho = {rho:.6g}" if np.isfinite(rho) else
+                         "  zCDP: none (rho = inf: the release's covariance depends on the data)")
+    summary["lines"] = lines
+    return summary
 
 
 def command_mechanisms(args) -> None:
@@ -618,6 +701,9 @@ def _add_audit_arguments(parser) -> None:
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the bounds (default 0.05)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="with a claim and --data-prime: spend --samples in rounds that stop as soon as the claim "
+                             "is refuted or going on is futile (valid at --alpha over the stopping time)")
     parser.add_argument("--claimed", metavar="EPS,DELTA",
                         help="test a claimed (eps, delta), e.g. 1,1e-5, or 0.7,0 for pure DP; the certified "
                              "eps_lo is also printed at the claimed delta")
@@ -671,6 +757,13 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--eps", default="0:4:41", help="eps grid START:STOP:NUM or a comma list (default 0:4:41)")
     th.add_argument("--scale", choices=("both", "linear", "log"), default="both", help="delta axis of the plot")
     _add_claim_arguments(th)
+    th.add_argument("--compose", type=int, default=1, metavar="K", help="K releases (composition; default 1)")
+    th.add_argument("--with", dest="with_", action="append", metavar="SPEC",
+                    help="a mechanism released with each release: gaussian:sigma=S or laplace:scale=B "
+                         "(optionally ,sensitivity=C; repeatable)")
+    th.add_argument("--subsample", type=float, metavar="Q", help="Poisson subsampling of each release at rate Q")
+    th.add_argument("--delta", metavar="D[,D..]", help="report eps at these deltas (default 1e-5)")
+    th.add_argument("--renyi", action="store_true", help="also report the RDP accountant's eps and zCDP rho")
     th.add_argument("--out", default="ndis-out/theory", help="output directory (default ndis-out/theory)")
     th.set_defaults(run=command_theory)
 

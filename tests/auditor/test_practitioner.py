@@ -100,7 +100,7 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
     assert process.poll() is None
     process.send_signal(signal.SIGINT)
     sent = time.perf_counter()
-    _, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=120)
     # the rest of the phase is ~100 s of calls: stopping well inside it shows Ctrl-C was obeyed (a generous
     # bound that a loaded machine cannot break; the latency itself is measured by benchmarks/interrupt.py)
     assert time.perf_counter() - sent < 20.0

@@ -341,3 +341,54 @@ def als_delta_mp(eps, leverage, residual, r, p, direction, dps: int = 30, rtol: 
         if not error <= rtol * abs(value) * (-mp.log(value) if value < 1e-300 else 1):
             raise ArithmeticError(f"als_delta_mp: quadrature error {mp.nstr(error, 3)} on {mp.nstr(value, 10)}")
         return +value
+
+
+def renyi_gaussian_mp(mean1, cov1, mean2, cov2, alpha, dps: int = 20):
+    """D_alpha(N(mean1, cov1) || N(mean2, cov2)) by numerical integration (mpmath quadrature): for
+    dimension 1 the integral of p^alpha q^(1 - alpha) over the line; above, the pair is first whitened
+    by cov2 and rotated (Cholesky and symmetric eigen-decomposition at `dps` digits, in mpmath), after
+    which the integrand is a product of 1-D ones, each integrated numerically. The integrand is
+    Gaussian-shaped: integrated over its peak +-40 widths (the rest is below e^-800 of it), split at
+    the peak and at +-10 widths."""
+    with mp.workdps(dps):
+        a = mp.mpf(alpha)
+        cov1, cov2 = np.atleast_2d(cov1), np.atleast_2d(cov2)
+        shift = np.atleast_1d(np.asarray(mean1, dtype=float) - np.asarray(mean2, dtype=float))
+        if shift.size == 1:
+            pieces = [(mp.mpf(float(shift[0])), mp.mpf(float(cov1[0, 0])), mp.mpf(float(cov2[0, 0])))]
+        else:
+            L = mp.cholesky(mp.matrix(cov2.tolist()))
+            inverse = mp.inverse(L)
+            S = inverse * mp.matrix(cov1.tolist()) * inverse.T
+            values, vectors = mp.eigsy((S + S.T) / 2)
+            m = vectors.T * (inverse * mp.matrix(shift.tolist()))
+            pieces = [(m[j], values[j], mp.mpf(1)) for j in range(values.rows)]
+        total = mp.mpf(0)
+        for m, s1, s2 in pieces:
+            norm = -(a * mp.log(2 * mp.pi * s1) + (1 - a) * mp.log(2 * mp.pi * s2)) / 2
+
+            def integrand(x, m=m, s1=s1, s2=s2, norm=norm):    # p(x)^alpha q(x)^(1 - alpha)
+                return mp.exp(norm - a * (x - m) ** 2 / (2 * s1) - (1 - a) * x ** 2 / (2 * s2))
+
+            curvature = a / s1 + (1 - a) / s2                  # of -ln integrand, > 0 when finite
+            if curvature <= 0:
+                return mp.inf
+            peak, width = (a * m / s1) / curvature, 1 / mp.sqrt(curvature)
+            breaks = [peak + k * width for k in (-40, -10, 0, 10, 40)]
+            total += mp.log(mp.quad(integrand, breaks, method="gauss-legendre"))
+        return total / (a - 1)
+
+
+def renyi_subsampled_gaussian_mp(mu, q, alpha, direction: str, dps: int = 30):
+    """D_alpha of the Poisson-subsampled Gaussian mechanism, M = q N(mu, 1) + (1 - q) N(0, 1) against
+    Q = N(0, 1): "forward" D_alpha(M || Q) (REMOVE), "reverse" D_alpha(Q || M) (ADD), by mpmath
+    quadrature of the 1-D integral split at 0, mu and +-12 around them."""
+    with mp.workdps(dps):
+        mu, q, a = mp.mpf(mu), mp.mpf(q), mp.mpf(alpha)
+        phi = lambda x, m: mp.exp(-(x - m) ** 2 / 2) / mp.sqrt(2 * mp.pi)
+        mix = lambda x: q * phi(x, mu) + (1 - q) * phi(x, 0)
+        first, second = (mix, lambda x: phi(x, 0)) if direction == "forward" else (lambda x: phi(x, 0), mix)
+        integrand = lambda x: first(x) ** a * second(x) ** (1 - a)
+        peak = a * mu                                       # the integrand's mass lies below about alpha mu
+        breaks = sorted({-mp.mpf(40), mp.mpf(0), mu, peak, peak + 40})
+        return mp.log(mp.quad(integrand, breaks)) / (a - 1)

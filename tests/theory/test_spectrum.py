@@ -141,3 +141,17 @@ def test_pruned_als_scan_is_the_full_scan_row_and_ties_included(data, r, ridge):
         assert _rows_that_can_be_worst(eps, rows, curves, ceiling).size < 100
     else:
         assert fast.delta[-1] == 0 and fast.row[-1] == 0
+
+
+def test_worst_details_are_the_worst_rows_values_per_eps(small):
+    # `details` keeps every candidate row's values (for `pairs()`); `worst_details` maps them to the
+    # worst row at each eps, as recorded in theory.json
+    eps = np.linspace(0, 2, 5)
+    spec = theory.spectrum("als", small, eps, rows="all", r=200)
+    lev, res = theory.leverage_residual(small)
+    assert len(spec.details["leverage"]) == small.shape[0] == spec.candidates.size
+    worst = spec.worst_details
+    assert worst["leverage"] == [lev[i] for i in spec.row] and worst["residual"] == [res[i] for i in spec.row]
+    assert worst["p"] == spec.details["p"] and worst["r"] == 200
+    few = theory.spectrum("als", small, eps, rows=[7, 3, 5], r=200)
+    assert few.worst_details["leverage"] == [lev[i] for i in few.row]

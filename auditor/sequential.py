@@ -1,0 +1,224 @@
+"""Sequential audits of a claim: rounds that stop as soon as the claim is refuted, or when going on is futile.
+
+`audit(..., claimed=..., sequential=True)` spends its budget of n_samples per side in the rounds of
+`auditor.statistics.spending` (2.5%, 7.5% and 90% of it, as many as fit). A round is two stages on
+independent samples:
+
+1. screening: an ordinary fixed-size audit (`audit`, at the round's level, on its own seed) trains
+   a score and counts its held-out scores; on those counts `statistics.confirmation.choose_event`
+   picks the point of the claim and the level-set event of the frozen score most likely to refute it;
+2. confirmation: fresh samples of M(D) and M(D') are scored by that frozen score and the event's
+   counts are bounded exactly at each of the round's looks (`statistics.confirmation.confirm`,
+   Clopper-Pearson at the look's level / 2 per side): the claim is refuted when
+   delta(eps) >= P_lo - e^eps Q_hi exceeds the claimed delta.
+
+A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
+size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
+audit stops at the first look that refutes the claim ("refuted"); after the first look of the
+last round when the rest of it has no realistic chance ("futile": even if the event's delta were
+`FUTILITY_SE` standard errors above its unbiased estimate, the final look would refute with
+probability below `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
+never adds a refutation, so it costs no confidence.
+
+What holds at the stopping time, whatever the data decided: each look is a test at its level
+alpha_k of an event fixed before its round's confirmation samples were drawn, and the alpha_k sum to
+alpha, so P(some look refutes a true claim) <= alpha (a union bound). The verdict, the reported
+bounds (those of the deciding look: the refuting one, else the last one made) and the combined
+p-value min_k p_k alpha / alpha_k are valid at level alpha over the stopping time. The report's
+curves and other certificates are the last screening audit's, run at its round's level, so they too
+hold at alpha over the stopping time (a separate statement, as in a fixed-size audit).
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+
+import numpy as np
+
+from ndis.core.validation import as_eps_grid
+
+from ndis.auditor.reporting.progress import Interrupted, Progress
+from ndis.auditor.reporting.report import AuditReport
+from ndis.auditor.sampling import adapters, chunks
+from ndis.auditor.statistics import bounds, claims, confirmation, spending
+from ndis.auditor.statistics.certify import Certificate
+from ndis.auditor.statistics.verdict import Verdict, check_claim
+
+#: Spawn-key prefixes (under the audit's root seed) of the rounds' screening audits and confirmations.
+SCREEN_KEY, CONFIRM_KEY = 10, 11
+#: Futility: standard errors of optimism granted to the tested event, and the chance below which the
+#: last round's final look is not made.
+FUTILITY_SE, FUTILITY_POWER = 2.0, 0.01
+
+
+class _Exceed:
+    """Picklable chunk transform: how many outputs of a chunk score >= threshold under the frozen score."""
+
+    def __init__(self, score, threshold: float):
+        self.score, self.threshold = score, threshold
+
+    def __call__(self, samples) -> int:
+        scores = np.asarray(self.score(samples), dtype=float).ravel()
+        if np.isnan(scores).any():
+            raise ValueError(f"the scorer returned NaN for {int(np.isnan(scores).sum())} confirmation samples")
+        return int(np.count_nonzero(scores >= self.threshold))
+
+
+def claim_points(claimed, eps) -> list[tuple[float, float]]:
+    """[(eps, delta)] the confirmation may test: the claimed point, or a claimed curve's finite values on
+    the grid `eps`."""
+    if claims.is_point_claim(claimed):
+        return [check_claim(claimed)]
+    grid = as_eps_grid(eps)
+    values = claims.claimed_curve(claimed)(grid)
+    points = [(float(e), float(d)) for e, d in zip(grid, values) if np.isfinite(d)]
+    if not points:
+        raise ValueError("the claimed curve states no delta at any eps of the grid; pass eps= inside its range")
+    return points
+
+
+def _validate(options: dict):
+    """ValueError / TypeError for what a sequential audit cannot do, before anything is sampled."""
+    if options["claimed"] is None:
+        raise ValueError("sequential=True tests a claim: pass claimed=(eps, delta), a claimed curve or "
+                         "ndis.gaussian_dp(mu)")
+    if options["method"] != "threshold":
+        raise ValueError("sequential=True goes with method='threshold'")
+    if options["D_prime"] is None:
+        raise ValueError("sequential=True audits a given pair: pass D_prime (audit once with neighbor=... to "
+                         "choose the neighbour, then audit that pair sequentially)")
+
+
+def audit_sequential(audit, options: dict) -> AuditReport:
+    """The sequential audit of `options["claimed"]`; `audit` runs each round's screening with
+    `options` (the arguments of `auditor.audit`, n_samples being the whole budget per side)."""
+    started = time.perf_counter()
+    _validate(options)
+    o = dict(options)
+    mech, params = o.pop("mech"), o.pop("params")
+    if isinstance(mech, str):
+        from ndis.mechanisms import resolve
+
+        mech = resolve(mech, **(params or {}))
+    elif params:
+        raise TypeError("params= goes with a mechanism given by name; bind a callable's parameters with "
+                        "functools.partial")
+    budget, alpha = o.pop("n_samples"), o.pop("alpha")
+    points = claim_points(o["claimed"], o["eps"])
+    rounds = spending.schedule(budget, alpha)
+    skipped = [plan.index + 1 for plan in rounds if not _can_refute(plan, points)]
+    if len(skipped) == len(rounds):
+        raise ValueError(f"too few samples for alpha={alpha}: no outcome of a sequential audit of {budget:,} samples "
+                         f"per side could refute the claim (its last round confirms on {rounds[-1].confirm:,}); "
+                         "use more samples or a larger alpha")
+    root = chunks.as_seed_sequence(o.pop("seed"))
+    sampler = adapters.as_sampler(mech, o["literal"])
+    draws, records, used, stop = None, [], 0, None
+    for plan in rounds:
+        if plan.index + 1 in skipped:
+            continue
+        screen_seed = chunks.chunk_seed(root, SCREEN_KEY, plan.index)
+        report = audit(mech, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, params=None, **o)
+        draws = draws or (sampler.prepare(o["D"]), sampler.prepare(o["D_prime"]))
+        final = plan.looks[-1]
+        event = confirmation.choose_event(report.evidence.held, points, final.confirm, final.level)
+        counts, drawn, used = (0, 0), 0, used + plan.screen
+        for k, look in enumerate(plan.looks):
+            seed = chunks.chunk_seed(root, CONFIRM_KEY, plan.index, k)
+            new = _confirmation_counts(draws, report, event, plan, look.confirm - drawn, seed, o)
+            counts, used, drawn = (counts[0] + new[0], counts[1] + new[1]), used + look.confirm - drawn, look.confirm
+            result = confirmation.confirm(event, *counts, drawn, look.level)
+            records.append({"round": plan.index + 1, "look": k + 1, "screen": plan.screen, "confirm": drawn,
+                            "level": look.level, "seed": {"entropy": root.entropy, "spawn_key": list(screen_seed.spawn_key)},
+                            "scorer": report.info.get("scorer"), "confirmation": result.to_dict(), "result": result})
+            stop = _stop(result, plan.looks[k + 1:])
+            if stop:
+                break
+        if stop:
+            break
+    return _report(report, records, stop or ("budget", None), rounds, skipped, budget, alpha, used, root, started)
+
+
+def _can_refute(plan, points) -> bool:
+    """Whether the round's final look could refute some point of the claim with the most extreme counts:
+    every fresh output on the numerator side in the event, none on the other. A round that cannot is
+    skipped: it could not change the verdict."""
+    look = plan.looks[-1]
+    low = bounds.clopper_pearson_lower(look.confirm, look.confirm, look.level / 2)
+    up = bounds.clopper_pearson_upper(0, look.confirm, look.level / 2)
+    return any(low - np.exp(eps) * up > delta for eps, delta in points)
+
+
+def _confirmation_counts(draws, report, event, plan, n, seed, o) -> tuple[int, int]:
+    """(k_p, k_q): of n fresh outputs on D and on D', those whose frozen score is >= the event's threshold."""
+    progress = Progress.auto(o["progress"])
+    transform = _Exceed(report.evidence.score, event.threshold)
+    shape = tuple(report.info["output_shape"])
+    name = report.info.get("mechanism", "mechanism")
+    try:
+        with chunks.Executor(o["n_jobs"], o["backend"], o["scheduler"], progress) as executor:
+            return tuple(chunks.draw(executor, draw, n, seed, (side,), o["chunk_size"], shape, transform,
+                                     desc=f"round {plan.index + 1}: confirmation samples on {label}", name=name,
+                                     fold=(operator.add, 0))
+                         for side, (draw, label) in enumerate(zip(draws, ("D", "D'"))))
+    except KeyboardInterrupt:
+        raise Interrupted(progress.summary()) from None
+
+
+def _stop(result, later_looks):
+    """("refuted" | "futile", the final look's predicted power) after a look, or None to go on. Futility
+    is judged on the round's own event: the final look's power if its delta were FUTILITY_SE standard
+    errors above the estimate."""
+    if result.refuted:
+        return "refuted", None
+    if not later_looks:
+        return None
+    event, final = result.event, later_looks[-1]
+    num = min(result.k_num / result.n + FUTILITY_SE * result.estimate_se, 1.0)
+    power = float(confirmation.predicted_power(num, result.k_den / result.n, event.eps, event.delta, final.confirm,
+                                               final.level))
+    return ("futile", power) if power < FUTILITY_POWER else None
+
+
+def _reason(stop, record, rounds, budget) -> str:
+    code, power = stop
+    where = f"round {record['round']} of {len(rounds)}, look {record['look']}"
+    c = record["result"]
+    if code == "refuted":
+        return (f"refuted in {where}: the confirmation's bound delta({c.event.eps:g}) >= {c.delta_lower:.4g} exceeds "
+                f"the claimed {c.event.delta:g}")
+    if code == "futile":
+        return (f"futile after {where}: even if the tested event's delta were {FUTILITY_SE:g} standard errors above "
+                f"its estimate {c.estimate:.3g}, the round's last look would refute the claim with probability "
+                f"{power:.2%} < {FUTILITY_POWER:.0%}")
+    return f"budget spent: {len(rounds)} round(s), {budget:,} samples per side, none refuted the claim"
+
+
+def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, started) -> AuditReport:
+    """The last screening audit's report, with the sequential verdict, the certificate of the deciding
+    look at the tested delta, and the record of every look in info["sequential"]["rounds"]."""
+    deciding = records[-1]
+    c = deciding["result"]
+    p_value = confirmation.combined_p_value([r["result"].p_value for r in records], [r["level"] for r in records],
+                                            alpha)
+    floor = float(bounds.detectable_floor(c.event.eps, c.n, c.n, c.level / 2)[0])
+    delta = c.event.delta
+    if c.refuted:
+        label = "violation"
+    else:
+        label = "inconclusive" if floor > delta and (delta > 0 or floor >= 1) else "no violation found"
+    report.verdict = Verdict(label, c.event.eps, delta, 1 - p_value if c.refuted else 1 - alpha, c.delta_lower,
+                             max(c.estimate, 0.0), floor, c.event.direction, alpha, estimate_se=c.estimate_se)
+    certificate = Certificate(delta, c.eps_lo, alpha, c.event.direction, c.event.threshold, c.p_lower, c.q_upper)
+    report.certificates = [k for k in report.certificates if k.delta != delta] + [certificate]
+    reason = _reason(stop, deciding, rounds, budget)
+    report.info.update(
+        samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
+        sequential={"alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason,
+                    "p_value": p_value, "spending": "alpha * t, t = share of the planned confirmation samples (Lan & DeMets 1983)",
+                    "skipped_rounds": skipped,
+                    "schedule": [r.to_dict() for r in rounds],
+                    "rounds": [{k: v for k, v in r.items() if k != "result"} for r in records]})
+    report.info.setdefault("timings", {})["total"] = time.perf_counter() - started
+    return report

@@ -1,0 +1,143 @@
+"""`assert_dp`: a sequential audit of a privacy claim that raises AssertionError when the claim is refuted."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ndis.testing import family
+
+#: The most samples per side an assert_dp audit draws by default.
+DEFAULT_SAMPLES = 100_000
+
+
+class PrivacyViolation(AssertionError):
+    """The claim of an `assert_dp` is refuted; `report` is the sequential audit's AuditReport."""
+
+    def __init__(self, message: str, report):
+        super().__init__(message)
+        self.report = report
+
+
+class UncountedAudit(UserWarning):
+    """assert_dp ran in a test the ndis pytest plugin does not count: outside the session's error budget."""
+
+
+def _claim(eps, delta, mu, curve):
+    """(what audit's `claimed` takes, its name) from exactly one of eps (with delta), mu or curve."""
+    given = [name for name, value in (("eps", eps), ("mu", mu), ("curve", curve)) if value is not None]
+    if len(given) != 1:
+        raise ValueError(f"give the claim as exactly one of eps (with delta), mu (Gaussian DP) or curve "
+                         f"(a privacy curve), got {', '.join(given) or 'none'}")
+    if eps is not None:
+        from ndis.auditor.statistics.verdict import check_claim
+
+        eps, delta = check_claim((eps, delta))
+        return (eps, delta), f"({eps:g}, {delta:g})-DP"
+    if delta != 0.0:
+        raise ValueError("delta goes with eps; a mu or curve claim states its own deltas")
+    from ndis.auditor.statistics import claims
+
+    claimed = claims.gaussian_dp(mu) if mu is not None else claims.claimed_curve(curve)
+    return claimed, f"the claimed curve {claimed.source}"
+
+
+def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *, mu: float | None = None,
+              curve=None, n_samples: int = DEFAULT_SAMPLES, alpha: float | None = None, seed=None, grid=None,
+              **options):
+    """Audit `mech` on (D, D') sequentially against a claim; return the AuditReport when the claim stands,
+    raise `PrivacyViolation` (an AssertionError whose `report` is the AuditReport) when it is refuted.
+
+    The claim: (eps, delta)-DP, mu-Gaussian DP (`mu`), or any privacy curve `ndis.audit` accepts as
+    `claimed` (`curve`: arrays (eps, delta), a CSV path, a callable, a dp_accounting accountant, ...).
+    `grid`: the eps grid of the screening audits, at whose points a curve is tested (default
+    np.linspace(0, max(2, 2 eps), 41) for (eps, delta), else `ndis.audit`'s). `n_samples` is the most it may
+    draw per side; the audit stops as soon as the claim is refuted, or when going on is futile
+    (`ndis.auditor.sequential`), and `report.info["samples_used"]` says how many it drew.
+
+    Level and seed: in a test the ndis pytest plugin counts (marked `@pytest.mark.dp_audit` or using
+    the `assert_dp` fixture), the session's alpha / K and a seed derived from the session seed and the
+    test's node id (`ndis.testing.family`); `alpha` may not be given there. Elsewhere `alpha` (default
+    0.05) and `seed` (default fresh entropy). The failure message gives the seed that replays the audit.
+    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, ...); progress
+    is off unless asked for.
+    """
+    claimed, name = _claim(eps, delta, mu, curve)
+    slot = family.current()
+    if slot is not None:
+        if alpha is not None:
+            raise ValueError("inside a test counted by the ndis pytest plugin the level is the session's alpha / K: "
+                             "set the session's budget with --ndis-alpha, not alpha=")
+        alpha, test_seed = slot.level, slot.next_seed()
+        seed = test_seed if seed is None else seed
+    else:
+        alpha = family.DEFAULT_ALPHA if alpha is None else alpha
+        if family.active() is not None:
+            warnings.warn("assert_dp ran in a test the ndis pytest plugin does not count, so outside the session's "
+                          "error budget: mark the test @pytest.mark.dp_audit or use the assert_dp fixture",
+                          UncountedAudit, stacklevel=2)
+    from ndis.auditor import audit
+
+    started = time.perf_counter()
+    options.setdefault("progress", False)
+    if grid is not None:
+        options["eps"] = grid
+    elif isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can certify) past eps
+        options["eps"] = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)
+    report = audit(mech, D, D_prime, n_samples=n_samples, seed=seed, alpha=alpha, claimed=claimed, sequential=True,
+                   **options)
+    refuted = report.verdict == "violation"
+    if slot is not None:
+        slot.record(_record(report, name, alpha, refuted, time.perf_counter() - started))
+    if refuted:
+        raise PrivacyViolation(message(report, name, alpha), report)
+    return report
+
+
+def _round(report) -> dict:
+    """The record of the round that decided (`ndis.auditor.sequential`)."""
+    return report.info["sequential"]["rounds"][-1]
+
+
+def _replay(report, alpha) -> str:
+    seed = report.info["seed"]
+    value = seed["entropy"] if not seed["spawn_key"] else f"numpy.random.SeedSequence({seed['entropy']}, " \
+                                                          f"spawn_key={tuple(seed['spawn_key'])})"
+    return f"assert_dp(..., alpha={alpha:.6g}, seed={value})"
+
+
+def _event(c: dict) -> str:
+    """The tested event in words, with its counts and bounds."""
+    e = c["event"]
+    inside, numerator, other = (("score >= ", "D", "D'") if e["direction"] == "forward" else ("score < ", "D'", "D"))
+    return (f"outputs with {inside}{e['threshold']:.6g}: {c['k_num']:,} of {c['n']:,} fresh outputs on {numerator} "
+            f"(P >= {c['p_lower']:.4g}), {c['k_den']:,} of {c['n']:,} on {other} (Q <= {c['q_upper']:.4g})")
+
+
+def message(report, name: str, alpha: float) -> str:
+    """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed."""
+    c = _round(report)["confirmation"]
+    e, s = c["event"], report.info["sequential"]
+    mechanism = report.info.get("mechanism", "the mechanism")
+    return "\n".join([
+        f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.3g})",
+        f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps < {c['eps_lo']:.4g}; "
+        f"delta({e['eps']:g}) >= {c['delta_lower']:.4g} > {e['delta']:g}",
+        f"  event: {_event(c)}",
+        f"  samples used: {s['samples_used']:,} per side of {s['budget']:,} ({s['reason']})",
+        f"  replay: {_replay(report, alpha)}",
+    ])
+
+
+def _record(report, name, alpha, refuted, seconds) -> dict:
+    """What the session summary keeps of one audit, JSON-ready (non-finite numbers as None)."""
+    from ndis.auditor.reporting.report import _plain
+
+    s, c = report.info["sequential"], _round(report)["confirmation"]
+    return _plain({"mechanism": report.info.get("mechanism"), "claim": name, "level": alpha, "failed": refuted,
+            "p_value": s["p_value"], "eps": c["event"]["eps"], "delta": c["event"]["delta"],
+            "eps_lo": c["eps_lo"], "delta_lower": c["delta_lower"], "event": c["event"],
+            "samples_used": s["samples_used"], "budget": s["budget"], "stopped": s["stopped"], "reason": s["reason"],
+            "seed": report.info["seed"], "seconds": seconds, "session_failure": False})

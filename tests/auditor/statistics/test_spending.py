@@ -1,0 +1,41 @@
+"""The rounds and looks of a sequential audit (auditor.statistics.spending): the budget and alpha are
+spent exactly, in the stated shares, and small budgets merge rounds or are refused."""
+
+import numpy as np
+import pytest
+
+from ndis.auditor.statistics import spending
+
+
+@pytest.mark.parametrize("n", [4_000, 20_000, 50_000, 100_000, 123_457, 10**7])
+def test_the_rounds_spend_the_budget_and_alpha_exactly(n):
+    rounds = spending.schedule(n, 0.05)
+    assert sum(r.samples for r in rounds) == n
+    assert sum(r.level for r in rounds) == pytest.approx(0.05, rel=1e-12)
+    for r in rounds:
+        assert r.screen >= spending.MIN_SCREEN and r.confirm >= spending.MIN_CONFIRM
+        assert all(a.confirm < b.confirm for a, b in zip(r.looks, r.looks[1:]))
+        assert all(look.level > 0 for look in r.looks)
+
+
+def test_the_shares_and_the_linear_spending_at_the_default_budget():
+    rounds = spending.schedule(100_000, 0.05)
+    assert [r.samples for r in rounds] == [2_500, 7_500, 90_000]  # 2.5%, 7.5%, 90% of the budget
+    assert [r.screen for r in rounds] == [1_000, 3_000, 22_500]
+    looks = [look for r in rounds for look in r.looks]
+    assert [look.confirm for look in looks] == [1_500, 4_500, 22_500, 67_500]
+    added = np.array([1_500, 4_500, 22_500, 45_000])  # confirmation samples each look adds
+    assert np.allclose([look.level for look in looks], 0.05 * added / added.sum(), rtol=1e-12)
+
+
+def test_a_small_budget_merges_the_first_rounds_into_the_next():
+    assert len(spending.schedule(50_000, 0.05)) == 2  # 2.5% of 50,000 leaves 500 < 1,000 to screen
+    (only,) = spending.schedule(20_000, 0.05)
+    assert (only.screen, only.confirm, len(only.looks)) == (5_000, 15_000, 2)
+
+
+@pytest.mark.parametrize("n, alpha, match", [(3_999, 0.05, "at least 4,000"), (1e5, 0.05, "integer"),
+                                             (100_000, 0.0, "alpha"), (100_000, 1.0, "alpha")])
+def test_bad_budgets_and_levels_are_refused(n, alpha, match):
+    with pytest.raises(ValueError, match=match):
+        spending.schedule(n, alpha)

@@ -1,0 +1,99 @@
+"""assert_dp (ndis.testing.assertions): it returns the report when the claim stands, raises an
+AssertionError carrying the report and the evidence when it is refuted, replays from the seed it
+prints, takes (eps, delta), mu or a curve, and knows whether the pytest plugin counts it."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from ndis.auditor import AuditReport
+from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, family
+
+
+@pytest.fixture(autouse=True)
+def outside_any_session(monkeypatch):
+    """The audits here are not counted by this session's plugin (which counts tests/dogfood): no family
+    is active unless a test activates one."""
+    monkeypatch.setattr(family, "_ACTIVE", [])
+
+
+def laplace(data, n, rng):
+    """x + Lap(1) on one number: eps = |x - x'|-DP. The tests use the quadratic scorer, the fastest to
+    train: the property tested is the assertion's, not the score's."""
+    return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (n, 1))
+
+
+def test_a_claim_that_stands_returns_the_report():
+    report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, seed=0, scorer="quadratic")
+    assert isinstance(report, AuditReport) and report.verdict != "violation"
+    assert report.info["samples_used"] <= 20_000 and report.info["sequential"]["alpha"] == 0.05
+
+
+def test_a_refuted_claim_raises_with_the_evidence_and_the_report():
+    with pytest.raises(AssertionError) as caught:  # the inputs 0 and 3: true eps 3, claimed 1
+        assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
+    error = caught.value
+    assert isinstance(error, PrivacyViolation) and isinstance(error.report, AuditReport)
+    text = str(error)
+    assert text.startswith("(1, 0)-DP of laplace is refuted at level 0.05")
+    eps_lo = float(re.search(r"eps_lo = ([0-9.]+)", text).group(1))
+    assert eps_lo == pytest.approx(error.report.eps_lo(0.0), rel=1e-3) and 1.0 < eps_lo <= 3.0
+    assert "event: outputs with score" in text and "fresh outputs on D" in text
+    assert "samples used: 10,000 per side of 20,000" in text
+    assert "replay: assert_dp(..., alpha=0.05, seed=1)" in text
+    # the seed printed replays the audit
+    with pytest.raises(PrivacyViolation) as again:
+        assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
+    assert again.value.report.info["sequential"]["rounds"] == error.report.info["sequential"]["rounds"]
+
+
+def test_a_gaussian_dp_claim_and_a_curve_claim():
+    def gaussian(data, n, rng):  # x + N(0, 1) on 0 and 2: exactly 2-GDP
+        return np.asarray(data, float)[0] + rng.standard_normal((n, 1))
+
+    pair = np.array([0.0]), np.array([2.0])
+    with pytest.raises(PrivacyViolation, match="the claimed curve 0.5-GDP"):
+        assert_dp(gaussian, *pair, mu=0.5, n_samples=20_000, seed=2, grid=np.linspace(0, 2, 11),
+                  scorer="quadratic")
+    eps = np.linspace(0, 2, 11)
+    report = assert_dp(gaussian, *pair, curve=(eps, np.ones_like(eps) * 0.9), n_samples=20_000, seed=3, grid=eps,
+                       scorer="quadratic")
+    assert report.verdict != "violation"
+
+
+@pytest.mark.parametrize("claim, match", [({}, "exactly one"), ({"eps": 1.0, "mu": 1.0}, "exactly one"),
+                                          ({"mu": 1.0, "delta": 1e-5}, "delta goes with eps"),
+                                          ({"eps": -1.0}, "claimed eps"), ({"eps": 1.0, "delta": 1.5}, "claimed delta")])
+def test_malformed_claims_are_refused(claim, match):
+    with pytest.raises(ValueError, match=match):
+        assert_dp(laplace, np.array([0.0]), np.array([1.0]), **claim)
+
+
+def test_inside_a_counted_test_the_family_sets_level_and_seed():
+    f = family.Family(0.05, 3, "--ndis-seed", {"t::a": 1})
+    token = f.enter("t::a")
+    try:
+        with pytest.raises(ValueError, match="--ndis-alpha"):
+            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, alpha=0.01)
+        report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, scorer="quadratic")
+    finally:
+        f.leave(token)
+    assert report.info["seed"]["entropy"] == family.test_seed(3, "t::a", 0)
+    assert report.info["sequential"]["alpha"] == pytest.approx(0.05)
+    (record,) = f.records
+    assert record["test"] == "t::a" and record["failed"] is False and record["samples_used"] <= 20_000
+
+
+def test_an_audit_outside_the_counted_tests_of_a_session_warns():
+    f = family.Family(0.05, 3, "--ndis-seed", {"t::a": 1})
+    f.activate()
+    try:
+        with pytest.warns(UncountedAudit, match="dp_audit"):
+            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=4_000, seed=4, scorer="quadratic")
+    finally:
+        f.deactivate()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncountedAudit)
+        assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=4_000, seed=4, scorer="quadratic")

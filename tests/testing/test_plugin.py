@@ -1,0 +1,148 @@
+"""The pytest plugin (ndis.testing.plugin) in pytest sessions run here: it changes nothing unless a test
+audits and imports nothing heavy; it counts the declared audits, gives each alpha / K and a seed from
+the session seed and the node id, fails a test on a refuted claim with the evidence in the report
+(and in JUnit XML), writes the JSON summary, and names Holm's session-level failures."""
+
+import json
+import subprocess
+import sys
+
+import numpy  # noqa: F401  imported here, so that the in-process sessions below share it: pytester
+import pytest  # removes the modules a session imported, and numpy cannot be imported twice in a process
+
+import ndis.auditor  # noqa: F401  (likewise, and the sessions need not import it again)
+from ndis.testing import assertions, family  # noqa: F401
+
+MECHANISM = '''
+import numpy as np
+import pytest
+from ndis.testing import assert_dp
+
+def laplace(data, n, rng):
+    return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (n, 1))
+
+PAIR = np.array([0.0]), np.array([1.0])
+SMALL = dict(n_samples=4_000, scorer="quadratic")
+'''
+
+
+def _summary(pytester, name="summary.json"):
+    return json.loads((pytester.path / name).read_text())
+
+
+def test_importing_the_plugin_imports_no_numerical_library():
+    code = "import sys, ndis.testing.plugin; print(sorted({'numpy', 'scipy', 'torch'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_session_without_audits_is_left_alone(pytester):
+    pytester.makepyfile("def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "ndis privacy audits" not in result.stdout.str() and not list(pytester.path.glob("*.json"))
+
+
+def test_declared_audits_share_alpha_and_get_seeds_from_the_node_id(pytester):
+    pytester.makepyfile(MECHANISM + '''
+def test_fixture(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+
+@pytest.mark.dp_audit(audits=2)
+def test_marked():
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+
+def test_not_an_audit():
+    pass
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=5", "--ndis-alpha=0.06",
+                                "--ndis-summary=summary.json")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*3 of 3 declared audit(s) ran, each at level 0.06 / 3 = 0.02*",
+                                 "*session seed 5 (--ndis-seed): --ndis-seed 5 replays every audit*"])
+    summary = _summary(pytester)
+    assert (summary["audits_declared"], summary["audits_run"], summary["failed"]) == (3, 3, 0)
+    for record in summary["audits"]:
+        assert record["level"] == pytest.approx(0.02)
+        assert record["seed"]["entropy"] == family.test_seed(5, record["test"], record["index"])
+    assert sorted(r["index"] for r in summary["audits"]) == [0, 0, 1]
+
+
+def test_a_refuted_claim_fails_its_test_with_the_evidence_and_the_seed_replays_it(pytester):
+    pytester.makepyfile(MECHANISM + '''
+def test_wrong_claim(assert_dp):
+    assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL)
+''')
+    runs = [pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", f"--ndis-summary=s{i}.json",
+                               f"--junitxml=junit{i}.xml") for i in range(2)]
+    for result in runs:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*PrivacyViolation: (0.5, 0)-DP of laplace is refuted at level 0.05*",
+                                     "*eps_lo = *", "*samples used: *", "*replay: assert_dp(..., alpha=0.05, seed=*"])
+    xml = (pytester.path / "junit0.xml").read_text()
+    assert "refuted at level 0.05" in xml and "eps_lo = " in xml
+    first, second = (_summary(pytester, f"s{i}.json")["audits"] for i in range(2))
+    assert first[0]["failed"] and first == [dict(second[0], seconds=first[0]["seconds"])]
+
+
+def test_an_undeclared_second_audit_fails_the_test(pytester):
+    pytester.makepyfile(MECHANISM + '''
+def test_two(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*UndeclaredAudit*declared 1 audit(s)*dp_audit(audits=2)*"])
+
+
+def test_a_bad_marker_is_a_usage_error(pytester):
+    pytester.makepyfile("import pytest\n\n@pytest.mark.dp_audit(audits=0)\ndef test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*dp_audit(audits=...) takes an integer >= 1, got 0*"])
+
+
+def test_on_ci_the_session_seed_is_fixed(pytester, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("NDIS_SEED", raising=False)
+    pytester.makepyfile("import pytest\n\n@pytest.mark.dp_audit\ndef test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-summary=summary.json")
+    result.stdout.fnmatch_lines([f"*session seed {family.CI_SEED} (CI)*"])
+    assert _summary(pytester)["audits_run"] == 0
+
+
+def test_holm_names_a_session_level_failure_after_a_failed_test(pytester):
+    # three recorded audits with chosen p-values: 0.015 <= 0.05/3 fails its test; Holm then takes
+    # 0.024 <= 0.05/2 too (a session-level failure); 0.5 stays
+    pytester.makepyfile('''
+import pytest
+from ndis.testing import family
+
+def record(p, failed):
+    slot = family.current()
+    slot.next_seed()
+    slot.record({"mechanism": "m", "claim": "c", "p_value": p, "failed": failed, "session_failure": False,
+                 "samples_used": 1, "budget": 1})
+    assert not failed, "refuted"
+
+@pytest.mark.dp_audit
+def test_a():
+    record(0.015, True)
+
+@pytest.mark.dp_audit
+def test_b():
+    record(0.024, False)
+
+@pytest.mark.dp_audit
+def test_c():
+    record(0.5, False)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-summary=summary.json")
+    result.assert_outcomes(failed=1, passed=2)
+    result.stdout.fnmatch_lines(["*SESSION FAILURE (Holm's step-down at family-wise 0.05): *test_b*p = 0.024*"])
+    summary = _summary(pytester)
+    assert [r["test"].rpartition("::")[2] for r in summary["audits"] if r["session_failure"]] == ["test_b"]
+    without = pytester.runpytest("-p", "no:cacheprovider", "--ndis-no-holm")
+    assert "SESSION FAILURE" not in without.stdout.str()

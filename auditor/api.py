@@ -341,6 +341,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     AuditReport; with method="threshold" it certifies an epsilon (`auditor.statistics.certify`) at delta = 0,
     at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`, and a
     Gaussian-DP parameter with the score's trade-off view (`auditor.statistics.gdp`): `report.gdp.mu_lo`.
+    `report.info["timings"]` holds the wall time in seconds of each phase, in the order they ran
+    (validation, preparation, sampling_training, training, held_out_edges, sampling_held_out,
+    estimation, exact_curve, certificates_and_verdict; the eureka method's estimation is one), and
+    the `total`, which also counts starting and stopping the workers.
 
     Raises
     ------
@@ -355,17 +359,18 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
                      replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
                      dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
                           screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
+    timings = {"validation": time.perf_counter() - started}
     progress = Progress.auto(progress)
     executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard)
-    timings = {}
     info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
             "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
             "n_jobs": n_jobs, "backend": backend}
     try:
         with executor:
-            draws, shape = _prepare_pair(plan, executor, info)
+            with _timed(timings, "preparation"):
+                draws, shape = _prepare_pair(plan, executor, info)
             curves, evidence = _estimate(plan, draws, shape, executor, timings, info)
-        report = _conclude(plan, curves, evidence, info, progress.sampling_rate())
+        report = _conclude(plan, curves, evidence, info, progress.sampling_rate(), timings)
     except KeyboardInterrupt:
         summary = progress.summary()
         raise Interrupted(summary, partial_report(progress.done, info, summary)) from None
@@ -373,6 +378,16 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     info["timings"] = timings
     info["phases"] = progress.done
     return report
+
+
+@contextlib.contextmanager
+def _timed(timings: dict, phase: str):
+    """Adds the wall time of the block to timings[phase] (`report.info["timings"]`, `ndis audit --verbose`)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - started
 
 
 def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor, replacement,
@@ -460,8 +475,10 @@ def _estimate(plan: _Plan, draws, shape, executor, timings, info):
     """Phases 3 and 4: the curves (and the threshold method's evidence) by the chosen method."""
     o = plan.options
     if plan.method == "eureka":
-        curves = eureka_spectrum(draws, plan.eps, o["n_samples"], plan.root, executor, o["chunk_size"], shape,
-                                 plan.alpha, o["features"], plan.mech, plan.sampler.name, **(o["eureka_options"] or {}))
+        with _timed(timings, "estimation"):
+            curves = eureka_spectrum(draws, plan.eps, o["n_samples"], plan.root, executor, o["chunk_size"], shape,
+                                     plan.alpha, o["features"], plan.mech, plan.sampler.name,
+                                     **(o["eureka_options"] or {}))
         info.update(curves.pop("info"))
         return curves, None
     return _threshold_method(plan.mech, draws, plan.eps, plan.root, executor, o["chunk_size"], shape, plan.alpha,
@@ -469,17 +486,27 @@ def _estimate(plan: _Plan, draws, shape, executor, timings, info):
                              streaming=o["streaming"])
 
 
-def _conclude(plan: _Plan, curves, evidence, info, sampling_rate) -> AuditReport:
+def _conclude(plan: _Plan, curves, evidence, info, sampling_rate, timings) -> AuditReport:
     """Phase 5: the exact curve, the certificates (eps_lo, mu_lo), the verdict on a claimed point and
     the check of a claimed curve, as the report."""
     exact = plan.options["exact"]
     try:
-        exact_values, info["theory"] = exact_curve(plan.mech, plan.D, plan.D_prime, plan.eps, exact)
+        with _timed(timings, "exact_curve"):
+            exact_values, info["theory"] = exact_curve(plan.mech, plan.D, plan.D_prime, plan.eps, exact)
     except (ValueError, np.linalg.LinAlgError) as error:
         if exact is not None:
             raise
         warnings.warn(f"the exact curve of {info['mechanism']} could not be computed ({error}); report.theory is None")
         exact_values, info["theory"] = None, f"failed: {error}"
+    with _timed(timings, "certificates_and_verdict"):
+        verdict, certificates, gdp_certificate, claim_check = _certify(plan, curves, evidence, info, sampling_rate)
+    return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
+                       evidence=evidence, claim=claim_check, gdp=gdp_certificate)
+
+
+def _certify(plan: _Plan, curves, evidence, info, sampling_rate) -> tuple:
+    """(verdict, certificates, GDP certificate, claim check) of `_conclude`; the samples a suspicious
+    verdict would need go to info."""
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
     alpha, claimed = plan.alpha, plan.claimed
     if plan.method == "threshold":
@@ -495,8 +522,7 @@ def _conclude(plan: _Plan, curves, evidence, info, sampling_rate) -> AuditReport
     if plan.curve_claim is not None:
         claim_check = claims.check(plan.curve_claim, curves["lower"], curves["estimate"], alpha)
         claim_check.tradeoff = plan.curve_claim.tradeoff(gdp.TRADEOFF_POINTS, plan.eps)
-    return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
-                       evidence=evidence, claim=claim_check, gdp=gdp_certificate)
+    return verdict, certificates, gdp_certificate, claim_check
 
 
 def _samples_needed(verdict, rate, train_fraction, max_train, info):
@@ -580,11 +606,10 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
                                       timings, info, name, prefix)
     held = _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix,
                            streaming)
-    t = time.perf_counter()
-    evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
-                                 chunks.chunk_seed(root, SEED_KEY), score)
-    est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
-    timings["estimation"] = time.perf_counter() - t
+    with _timed(timings, "estimation"):
+        evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
+                                     chunks.chunk_seed(root, SEED_KEY), score)
+        est = spectrum.estimate_spectrum(evidence.roc_valid, evidence.n_valid, held, eps, alpha)
     info.update(sizes={"fit": n_fit, "validation": n_valid, "held_out": n_held},
                 n_events=est.n_events, thresholds=est.thresholds,
                 estimation={"held_out": "streamed as counts" if streaming else "kept in memory",
@@ -601,46 +626,49 @@ def _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, 
     Returns (the held-out transform, the validation scores of D and D')."""
     n_fit, n_valid, _ = sizes
     transform = _Features([m for _, m in feature_list])
-    t = time.perf_counter()
-    train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
-                         desc=f"{prefix}training samples on {label}", name=name)
-             for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
-    timings["sampling_training"] = time.perf_counter() - t
+    with _timed(timings, "sampling_training"):
+        train = [chunks.draw(executor, draw, n_fit + n_valid, root, (side, 0), chunk, shape, transform,
+                             desc=f"{prefix}training samples on {label}", name=name)
+                 for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))]
+    with _timed(timings, "training"):
+        return _select_scorer(train, feature_list, widths, factories, root, n_fit, executor, info, prefix)
 
-    t = time.perf_counter()
+
+def _select_scorer(train, feature_list, widths, factories, root, n_fit, executor, info, prefix):
+    """(the held-out transform, the validation scores of D and D') of the (feature map, scorer) of
+    least validation log-loss (`_train`) on the training samples `train` of both sides."""
     if len(feature_list) == 2 and widths[1] == widths[2] - widths[1] and np.array_equal(
             train[0][:100, :widths[1]], train[0][:100, widths[1]:]):
         feature_list, widths = feature_list[:1], widths[:2]  # the mechanism's map is the flattening
     losses = {}
     combos = [(f, s) for f in range(len(feature_list)) for s in range(len(factories))]
-    with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {n_fit + n_valid:,} samples",
+    with executor.progress.phase(f"{prefix}training {len(combos)} scorer(s) on 2 x {train[0].shape[0]:,} samples",
                                  len(combos), unit="fits") as advance:
         _, f, fitted, label = _train(train, combos, feature_list, widths, factories, root, n_fit, losses, advance, info)
         info.update(scorer=label, validation_log_loss=losses)  # found when the phase ends (a partial report has it)
     columns = slice(widths[f], widths[f + 1])
     validation = (fitted.log_odds(train[0][n_fit:, columns]), fitted.log_odds(train[1][n_fit:, columns]))
-    timings["training"] = time.perf_counter() - t
     return _Score(feature_list[f][1], fitted), validation
 
 
 def _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix, streaming):
     """Phase 4: the held-out samples of both sides, scored where they are drawn: counted on fixed
     edges (`streaming`, `auditor.statistics.histogram`: memory independent of n) or kept."""
-    t = time.perf_counter()
     draws = list(zip(range(2), draws, ("D", "D'")))
-    if streaming:
+    if not streaming:
+        with _timed(timings, "sampling_held_out"):
+            return histogram.ScoreHistogram.from_scores(
+                *(chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
+                              desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
+                  for side, draw, side_label in draws), validation_scores=validation)
+    with _timed(timings, "held_out_edges"):
         held = histogram.ScoreHistogram.empty(histogram.edges_for(validation))
         binner = histogram.Binner(score, held.edges)
+    with _timed(timings, "sampling_held_out"):
         for side, draw, side_label in draws:
             chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,
                         desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name,
                         fold=(functools.partial(histogram.ScoreHistogram.add, side="pq"[side]), held))
-    else:
-        held = histogram.ScoreHistogram.from_scores(
-            *(chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, score,
-                          desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
-              for side, draw, side_label in draws), validation_scores=validation)
-    timings["sampling_held_out"] = time.perf_counter() - t
     return held
 
 

@@ -1,6 +1,7 @@
 """Accuracy, speed and memory of the auditor, measured side by side in one run.
 
     python benchmarks/auditor.py [--quick] [--cancer PATH] [--skip-large] [--huge N]
+    python benchmarks/auditor.py --sampling-ratio 1e7 [--repeats 3]
 
 1. Gaussian mechanism (sensitivity 1, sigma = 4.8448, i.e. (1, 1e-5) by the classic calibration)
    audited as a plain batched callable with 10^6 samples per side over eps in [0, 1] (41 points):
@@ -14,6 +15,10 @@
    verdict (claim (1, 1e-6)), and the point estimates within the stated sweep error.
 3. The same streamed audit at `--huge` samples per side (default 10^8; issue 12 targets < 15 min
    wall, < 4 GiB peak on 2 cores).
+4. (--sampling-ratio N, alone) The Gaussian mechanism of part 1 audited at N samples per side
+   (scorer quadratic, one process) against numpy drawing the same 2 N normal floats with
+   `Generator.standard_normal((N, 1))` per side, alternately `--repeats` times: the median wall time
+   of each and their ratio (issue 30 target at N = 10^7: <= 4), and the audit's phases.
 """
 
 from __future__ import annotations
@@ -146,6 +151,27 @@ def huge(n_samples: int, cancer: str) -> None:
           f"{max(max(v) for v in result['report']['info']['estimation']['sweep_error'].values()):.2e}")
 
 
+def sampling_ratio(n_samples: int, repeats: int) -> None:
+    """Part 4: the audit's wall time against numpy's for the same floats, alternately, medians."""
+    audits, draws = [], []
+    for i in range(repeats):
+        rng = np.random.default_rng(i)
+        started = time.perf_counter()
+        for side in range(2):
+            rng.standard_normal((n_samples, 1))
+        draws.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        report = audit(gaussian_mechanism, 1.0, 0.0, eps=np.linspace(0, 1, 41), n_samples=n_samples, seed=i,
+                       scorer="quadratic", progress=False)
+        audits.append(time.perf_counter() - started)
+        print(f"  run {i + 1}: numpy {draws[-1]:.2f} s, audit {audits[-1]:.2f} s; phases: "
+              + ", ".join(f"{k} {v:.2f} s" for k, v in report.info["timings"].items()), flush=True)
+    audit_s, numpy_s = float(np.median(audits)), float(np.median(draws))
+    print(f"[sampling ratio] {n_samples:.0e} samples per side, {repeats} alternating runs: median audit "
+          f"{audit_s:.2f} s, median numpy (2 x {n_samples:.0e} normals) {numpy_s:.2f} s, ratio "
+          f"{audit_s / numpy_s:.1f} (target <= 4)")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^5 / 10^6 samples per side")
@@ -153,12 +179,18 @@ def main(argv=None) -> None:
                         help="path of the county cancer CSV (default: $NDIS_CANCER_PATH)")
     parser.add_argument("--skip-large", action="store_true", help="only the Gaussian accuracy run")
     parser.add_argument("--huge", type=float, default=1e8, help="samples per side of part 3 (0 skips it)")
+    parser.add_argument("--sampling-ratio", type=float, metavar="N",
+                        help="only part 4: the audit of N samples per side against numpy drawing them")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating runs of part 4 (default 3)")
     parser.add_argument("--one", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--streaming", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         als_audit(int(args.one), args.cancer, bool(args.streaming), args.out)
+        return
+    if args.sampling_ratio:
+        sampling_ratio(int(args.sampling_ratio), args.repeats)
         return
     gaussian_accuracy(10**5 if args.quick else 10**6)
     if not args.skip_large:

@@ -1,6 +1,6 @@
 """Wall time of two audits on this code and on an older commit, side by side in one run.
 
-    python benchmarks/speed_vs_baseline.py [--baseline 461add5] [--runs 3] [--only readme|als] [--samples 10000000]
+    python benchmarks/speed_vs_baseline.py [--baseline 461add5|none] [--runs 3] [--only readme|als] [--samples 10000000]
 
 The older commit (default 461add5, the code when issue 12 was filed) is checked out into a
 temporary git worktree and run from there (its CLI is `experiments.cli:main`, its packages are
@@ -15,7 +15,8 @@ Jobs: `readme`, the README's main job (ALS, r = 10,000, on flights:20000, 10^6 s
 CPU time, the medians, the ratio old / new of the median wall times, and the largest difference of
 the two estimates delta-hat(eps) of the last runs (they differ by sampling noise: the chunking of the
 random streams changed after the old commit). CPU time (the process and its children, user + system)
-is printed too: on a loaded machine it is the steadier measure.
+is printed too: on a loaded machine it is the steadier measure. With `--baseline none` only this code
+runs (e.g. `--baseline none --only readme --runs 5`: the README job's median over 5 runs).
 
 Measured here on main 6be202e (streaming, claimed curves, single PNG rendering) (load average about 2: one other single-process
 benchmark running), OPENBLAS_NUM_THREADS=1, baseline 461add5:
@@ -28,6 +29,7 @@ readme 37.46 s vs 14.97 s, ratio 2.50; als 268.9 s vs 91.4 s, ratio 2.94.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import pathlib
@@ -69,48 +71,58 @@ def estimates(out: pathlib.Path) -> list[float]:
         return [float(row["delta"]) for row in csv.DictReader(handle)]
 
 
+@contextlib.contextmanager
+def baseline_tree(commit: str, scratch: pathlib.Path):
+    """A temporary git worktree of `commit` (None for none), removed on exit."""
+    if commit is None:
+        yield None
+        return
+    tree = scratch / "baseline"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True, capture_output=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default="461add5", help="the older commit (default 461add5)")
+    parser.add_argument("--baseline", default="461add5", help="the older commit (default 461add5), or none")
     parser.add_argument("--runs", type=int, default=3, help="runs of each version per job (default 3)")
     parser.add_argument("--only", choices=("readme", "als"), help="run one job only")
     parser.add_argument("--samples", default="10000000", help="samples per side of the als job (default 10000000)")
     args = parser.parse_args(argv)
+    baseline = None if args.baseline == "none" else args.baseline
 
     env = dict(os.environ)
-    print(f"baseline {args.baseline} vs this code ({subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}), "
+    print(f"baseline {baseline} vs this code ({subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}), "
           f"{args.runs} alternating runs each; OPENBLAS_NUM_THREADS={env.get('OPENBLAS_NUM_THREADS', 'unset')}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, baseline_tree(baseline, pathlib.Path(scratch)) as old_tree:
         scratch = pathlib.Path(scratch)
-        old_tree = scratch / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", str(old_tree), args.baseline], cwd=ROOT, check=True,
-                       capture_output=True)
-        try:
-            versions = {
-                "old": ([sys.executable, "-c", "from experiments.cli import main; main()"],
-                        {**env, "PYTHONPATH": str(old_tree)}),
-                "new": ([sys.executable, "-m", "ndis"], env),
-            }
-            for job, arguments in jobs(args.samples).items():
-                if args.only and job != args.only:
-                    continue
-                walls, cpus = {"old": [], "new": []}, {"old": [], "new": []}
-                for i in range(args.runs):
-                    for version, (prefix, version_env) in versions.items():
-                        wall, cpu = run(prefix + arguments, version_env, scratch / f"{job}-{version}")
-                        walls[version].append(wall)
-                        cpus[version].append(cpu)
-                        print(f"[{job}] run {i + 1} {version}: wall {wall:.2f} s, CPU {cpu:.2f} s", flush=True)
-                old, new = statistics.median(walls["old"]), statistics.median(walls["new"])
+        versions = {"new": ([sys.executable, "-m", "ndis"], env)}
+        if old_tree is not None:
+            versions = {"old": ([sys.executable, "-c", "from experiments.cli import main; main()"],
+                                {**env, "PYTHONPATH": str(old_tree)}), **versions}
+        for job, arguments in jobs(args.samples).items():
+            if args.only and job != args.only:
+                continue
+            walls, cpus = {version: [] for version in versions}, {version: [] for version in versions}
+            for i in range(args.runs):
+                for version, (prefix, version_env) in versions.items():
+                    wall, cpu = run(prefix + arguments, version_env, scratch / f"{job}-{version}")
+                    walls[version].append(wall)
+                    cpus[version].append(cpu)
+                    print(f"[{job}] run {i + 1} {version}: wall {wall:.2f} s, CPU {cpu:.2f} s", flush=True)
+            print(f"[{job}] ndis {' '.join(arguments)}")
+            wall, cpu = ({v: statistics.median(t[v]) for v in versions} for t in (walls, cpus))
+            line = f"[{job}] median wall: new {wall['new']:.2f} s; median CPU: new {cpu['new']:.2f} s"
+            if old_tree is not None:
                 gap = max(abs(a - b) for a, b in zip(estimates(scratch / f"{job}-old"), estimates(scratch / f"{job}-new")))
-                print(f"[{job}] ndis {' '.join(arguments)}")
-                cpu_old, cpu_new = statistics.median(cpus["old"]), statistics.median(cpus["new"])
-                print(f"[{job}] median wall: old {old:.2f} s, new {new:.2f} s, ratio old/new {old / new:.2f}; "
-                      f"median CPU: old {cpu_old:.2f} s, new {cpu_new:.2f} s, ratio {cpu_old / cpu_new:.2f}; "
-                      f"max |delta-hat old - new| = {gap:.4f}", flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, capture_output=True)
+                line = (f"[{job}] median wall: old {wall['old']:.2f} s, new {wall['new']:.2f} s, ratio old/new "
+                        f"{wall['old'] / wall['new']:.2f}; median CPU: old {cpu['old']:.2f} s, new {cpu['new']:.2f} s, "
+                        f"ratio {cpu['old'] / cpu['new']:.2f}; max |delta-hat old - new| = {gap:.4f}")
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Benchmark of the ALS spectrum at typical rows: run as `python benchmarks/theory_rows.py [ROWS]`.
+"""Benchmarks of the ALS spectrum over rows: `python benchmarks/theory_rows.py [ROWS]` or
+`python benchmarks/theory_rows.py --all-rows`.
 
 Scans ROWS (default 1000) random rows of `flights` (p = 2) x 41 eps in [0, 4] x both directions at
 r = 1200 with `als_log_delta`, one row at a time (vectorised over eps), and prints the median and
@@ -6,20 +7,31 @@ largest time per (row, eps) point (wall clock, and CPU time of this process: on 
 wall clock also counts the time other jobs hold the core), the number of non-finite values other than the exact zeros of
 a bounded reverse loss (must be 0), the number of -inf (exact zeros) and of warnings (fallback
 quadrature included). A last line times one call vectorised over all rows and eps.
+
+--all-rows: the acceptance case `ndis theory als --param r=1200 --data flights --rows all --eps 0.5,1,2`,
+side by side in one run: the full scan (every row evaluated, `theory.spectrum._scan` without ceilings),
+the pruned scan (`theory.spectrum(..., rows="all")`: only the rows whose Chernoff ceiling can reach the
+maximum) and the command itself in a fresh process (imports, data, plot and files included); wall
+clock and CPU time, the worst rows and whether the two curves are equal bit for bit.
 Everything is measured in this run; nothing is hard-coded.
 """
 
 from __future__ import annotations
 
 import platform
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
 import numpy as np
 
+from ndis import theory
 from ndis.experiments.datasets import flights
-from ndis.theory.als import als_log_delta
+from ndis.theory.als import als_delta, als_log_delta
+from ndis.theory.spectrum import _scan
 from ndis.theory.worst_rows import leverage_residual
 
 R, P = 1200, 2
@@ -53,5 +65,45 @@ def main(rows: int = 1000, seed: int = 0) -> None:
         print(f"{direction:8s} vectorised over all {values.size} points: {elapsed:.2f} s ({1e3 * elapsed / values.size:.3f} ms per point)")
 
 
+def _timed(function):
+    """(result, wall seconds, CPU seconds of this process) of function()."""
+    started, cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return result, time.perf_counter() - started, time.process_time() - cpu
+
+
+def all_rows(eps=(0.5, 1.0, 2.0)) -> None:
+    """The full scan and the pruned scan of every flights row at r = R, and the command, side by side."""
+    eps = np.asarray(eps, dtype=float)
+    D = flights()
+    lev, res = leverage_residual(D)
+    p = D.shape[1] - 1
+    curves = lambda block: tuple(als_delta(eps[None, :], lev[block, None], res[block, None], R, p, d)
+                                 for d in ("forward", "reverse"))
+    print(f"flights: {lev.size} rows x eps {eps.tolist()}, r = {R}; {platform.processor() or platform.machine()}, "
+          f"Python {platform.python_version()}")
+    (forward, reverse, row), full_wall, full_cpu = _timed(lambda: _scan(eps, np.arange(lev.size), curves))
+    pruned, pruned_wall, pruned_cpu = _timed(lambda: theory.spectrum("als", D, eps, rows="all", r=R))
+    same = (np.array_equal(pruned.forward, forward) and np.array_equal(pruned.reverse, reverse)
+            and np.array_equal(pruned.row, row))
+    print(f"full scan   {full_wall:7.2f} s wall, {full_cpu:7.2f} s CPU; worst rows {row.tolist()}, "
+          f"delta {np.maximum(forward, reverse).tolist()}")
+    print(f"pruned scan {pruned_wall:7.2f} s wall, {pruned_cpu:7.2f} s CPU; worst rows {pruned.row.tolist()}, "
+          f"delta {pruned.delta.tolist()}")
+    print(f"same rows and curves bit for bit: {same}; speed-up {full_wall / pruned_wall:.1f}x wall, "
+          f"{full_cpu / pruned_cpu:.1f}x CPU")
+    command = ["ndis", "theory", "als", "--param", f"r={R}", "--data", "flights", "--rows", "all",
+               "--eps", ",".join(f"{e:g}" for e in eps)]
+    with tempfile.TemporaryDirectory() as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _, wall, _ = _timed(lambda: subprocess.run([*command, "--out", out], check=True, capture_output=True))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(f"`{' '.join(command)}`: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {after.ru_maxrss / 2**20:.2f} GiB")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    if sys.argv[1:] == ["--all-rows"]:
+        all_rows()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)

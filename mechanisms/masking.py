@@ -22,7 +22,6 @@ The calibrations (Thm 3.2, Thm 3.4) are `theory.masking.thm32_sigma` and `thm34_
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ndis import theory
 from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
@@ -223,6 +222,8 @@ class MaskNoiseThenRotate(_Masked):
         return (lambda k, rng: masked(D + sigma * rng.standard_normal((k, *D.shape)), rng)), D.shape, 2 * D.size
 
     def _literal(self, D):
+        from scipy import stats
+
         sigma, n = self.noise_scale(D), D.shape[0]
 
         def draw(k, rng):
@@ -253,6 +254,8 @@ class MaskRotateThenNoise(_Masked):
         return draw, D.shape, 2 * D.size
 
     def _literal(self, D):
+        from scipy import stats
+
         sigma, n = self.noise_scale(D), D.shape[0]
 
         def draw(k, rng):
@@ -297,6 +300,8 @@ class MaskBlocks(_Masked):
         return draw, D.shape, 2 * D.size
 
     def _literal(self, D):
+        from scipy import stats
+
         sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])
 
         def draw(k, rng):

@@ -22,12 +22,15 @@ mean shift: the Gaussian mechanism with mu^2 = (||Delta||^2 / sigma^2) sum_{k in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from ndis import theory
 from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 from .base import Mechanism, noise_variance
 from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
@@ -54,6 +57,8 @@ class Sketch:
 
     def piece(self, l: int) -> sparse.csr_matrix:
         """S_l as a sparse m x n matrix."""
+        from scipy import sparse
+
         return sparse.csr_matrix((self.signs[:, l], (self.rows[:, l], np.arange(self.n))), shape=(self.m, self.n))
 
     def matrix(self) -> sparse.csr_matrix:

@@ -72,6 +72,7 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
     assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out
+    assert "timings" not in out  # only with --verbose
     assert saved["verdict"]["label"] in ("no violation found", "inconclusive")
 
 
@@ -125,11 +126,17 @@ def test_data_prime_is_audited_as_given(tmp_path, capsys):
     np.savetxt(tmp_path / "dp.csv", D[1:], delimiter=",")
     argv = ["audit", "gaussian", "--param", "sigma=0.2", "--param", "query=mean", "--data", str(tmp_path / "d.csv"),
             "--data-prime", str(tmp_path / "dp.csv"), "--neighbor", "remove", "--samples", "2e4", "--eps", "0:1:3",
-            "--scorer", "quadratic", "--out", str(tmp_path / "out")]
+            "--scorer", "quadratic", "--out", str(tmp_path / "out"), "--verbose"]
     assert main(argv) == 0
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["info"]["neighbor"] == {"relation": "remove", "row": 0, "how": "given"}
     assert saved["info"]["n_samples"] == 20_000
+    # --verbose: one line of every phase's wall time, the imports first and the report files last
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("timings"))
+    phases = re.findall(r"([a-z ]+) (\d+\.\d{3}) s", line.split(": ", 1)[1])
+    names = [name.strip() for name, _ in phases]
+    assert names[0] == "imports" and names[-2:] == ["plot", "other report files"]
+    assert {"validation", "sampling held out", "exact curve", "total"} <= set(names)
 
 
 def test_replacement_needs_a_row_index(tmp_path, capsys):

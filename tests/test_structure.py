@@ -95,6 +95,17 @@ def test_no_module_imports_a_top_level_name_outside_the_namespace():
             assert not roots & ours, f"{name} imports {roots & ours} outside the ndis namespace"
 
 
+def test_the_audit_and_theory_modules_import_no_heavy_library_at_import_time():
+    """scipy.stats, scipy.optimize, scipy.integrate and scikit-learn take seconds to import: they are
+    imported by the functions that use them, so an audit whose scorer, mechanism and outputs do not
+    need them never pays for them."""
+    code = ("import sys, ndis.auditor.api, ndis.theory.spectrum, ndis.mechanisms.registry; "
+            "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'scipy.integrate', 'sklearn', 'torch', "
+            "'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 def test_the_neighbour_relations_are_listed_in_one_place_only():
     listings = []
     for name, path in _modules().items():

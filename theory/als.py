@@ -15,10 +15,9 @@ by r l e / (2 L1^2) - K0 + r l e Q1 / (2 L1^2 Dl): delta_rev = 0 exactly (ln del
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 from .gaussian_pair import GaussianLosses
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
 
@@ -87,6 +86,15 @@ def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
     return scalar_or_array(out.reshape(arrays[0].shape), like)
 
 
+def als_log_delta_ceiling(eps, leverage, residual, r, p) -> np.ndarray:
+    """An upper bound of ln max(delta_fwd, delta_rev)(eps) of the ALS limit, for arrays of points
+    (eps, l, e) of one shape (`quadratic_loss.log_delta_ceiling`): a few operations per point, for
+    skipping the rows that cannot be the worst in `theory.spectrum`."""
+    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1) for v in np.broadcast_arrays(eps, leverage, residual))
+    forward, reverse = _als_losses(leverage, residual, np.full(eps.size, float(r)), np.full(eps.size, float(p)))
+    return np.maximum(log_delta_ceiling(forward, eps), log_delta_ceiling(reverse, eps))
+
+
 def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
     """phi_{eps,r,p}(l, e): the asymptotic ALS spectrum for one record (Lu et al. 2023, NDIS, Definition 13).
 
@@ -103,6 +111,8 @@ def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
     Theorem 5 relies on phi increasing in l and e (assumed, not proved, there). Guard: phi is also
     evaluated on a guard_grid x guard_grid grid of (l, e) below the cap; if any exceeds delta, sigma
     is calibrated against the grid maximum instead."""
+    from scipy import optimize
+
     eps = float(as_finite_array(eps, "eps"))
     if eps < 0:
         raise ValueError(f"eps must be non-negative, got {eps}")

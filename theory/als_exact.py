@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, stats
 
 from .leverage import augment, ols_fit, split_regression
 from ndis.core.curve import Curve
@@ -61,6 +60,8 @@ class _TLaw:
         return self.nu * np.einsum("ij,ij->i", y, y) / self.w2
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        from scipy import linalg
+
         z = linalg.solve_triangular(self.R, rng.standard_normal((self.p, n))).T   # N(0, M^{-1})
         scale = np.sqrt(self.w2 / rng.chisquare(self.nu, n))
         return self.loc + z * scale[:, None]
@@ -90,6 +91,8 @@ def als_exact_delta(eps, D, row: int, r: int, n_samples: int = 10**6, seed=None,
     """Exact spectrum of ALS (Gaussian sketch, r rows) between D and D minus `row` (or row zeroed:
     the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo
     of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
+    from scipy import stats
+
     eps = as_eps(eps).reshape(-1)
     D = as_data(D, min_cols=2)
     if not 0 <= row < D.shape[0]:

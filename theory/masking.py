@@ -13,7 +13,7 @@ Gaussian noise, (A) Y = X + C, (B) Y = A (X + C), (C) Y = A X + C, A ~ Haar(O(n)
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from ndis.core.validation import as_choice, as_int, as_positive, as_probability
 
@@ -21,6 +21,8 @@ from ndis.core.validation import as_choice, as_int, as_positive, as_probability
 def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
     """Scheme (A) for condition (5): necessary sigma >= g/eps, sufficient sigma >= (g/eps)(1 + 1/(2 g^2)),
     g = Phi^{-1}(1 - delta) ([Masking] Thm 3.2; a calibration of P[L > eps] <= delta, not of (eps, delta)-DP)."""
+    from scipy import stats
+
     eps, delta = as_positive("eps", eps), as_probability("delta", delta)
     g = float(stats.norm.isf(delta))
     kind = as_choice("kind", kind, ("necessary", "sufficient"))
@@ -30,6 +32,8 @@ def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
 def thm34_gap(sigma, eps, delta, n, p):
     """g(sigma) = (2 sqrt(p) + 1) / (2 (n - p)) chi2_{2(n-p), lambda = p/sigma^2}.isf(delta) + sqrt(p) - sigma^2 eps
     ([Masking] Thm 3.4; the noncentrality lambda is the sum of squared means, as in Lemmas A.2-A.3)."""
+    from scipy import stats
+
     sigma = np.asarray(sigma, dtype=float)
     quantile = stats.ncx2.isf(delta, 2 * (n - p), p / sigma**2)
     return (2.0 * np.sqrt(p) + 1.0) / (2.0 * (n - p)) * quantile + np.sqrt(p) - sigma**2 * eps
@@ -38,6 +42,8 @@ def thm34_gap(sigma, eps, delta, n, p):
 def thm34_sigma(eps, delta, n, p) -> float:
     """sigma_0 = the largest root of `thm34_gap` ([Masking] Thm 3.4, schemes (B)/(C); n -> n_s for blocks,
     Sec. 4): scan a log grid for the last sign change, then Brent's method."""
+    from scipy import optimize
+
     eps, delta = as_positive("eps", eps), as_probability("delta", delta)
     n, p = as_int("n", n), as_int("p", p)
     if n <= p:
@@ -75,6 +81,8 @@ def wishart_clt(G: np.ndarray, n: int, sigma: float) -> tuple[np.ndarray, np.nda
 def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
     """ln of the noncentral chi-square density as the Poisson mixture
     logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf returns -inf at large df)."""
+    from scipy import stats
+
     w = np.asarray(w, dtype=float)
     if nc == 0:
         return stats.chi2.logpdf(w, df)

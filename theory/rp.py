@@ -13,7 +13,6 @@ reverse is 0 for eps >= -(r/2) ln(1 - l). RLC is r = 1. Both are evaluated by th
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 from .gaussian_pair import GaussianLosses
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
@@ -74,6 +73,8 @@ def rp_leverage_threshold(eps, delta, r) -> float:
     """l*(eps, delta, r): the leverage with delta_fwd(eps; l*, r) = delta. The forward spectrum increases
     with l (Lu et al. 2023, NDIS, Proposition 3), so RP is (eps, delta)-DP on databases whose rows have leverage <= l*.
     Root of ln delta(l) - ln delta in logit(l)."""
+    from scipy import optimize
+
     eps = float(as_finite_array(eps, "eps"))
     goal = float(np.log(check_probability(delta)))
     if eps < 0:

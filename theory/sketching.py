@@ -12,7 +12,6 @@ neighbour replaces one row.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .gaussian import gaussian_delta
 
@@ -51,6 +50,8 @@ def resampled_sketch_delta(eps, n: int, m: int, sigma: float, change: float) -> 
     """delta(eps) of [LTM]'s Gaussian sketch with s = 1 when S is drawn afresh each run and published
     with the output (derived here): E_S[delta_mu(S)(eps)] with mu = ||Delta|| / (sigma sqrt(T)), where
     the bucket of the changed client holds T = 1 + Binomial(n - 1, 1/m) clients. Both directions are equal."""
+    from scipy import stats
+
     t = np.arange(1, n + 1)
     weight = stats.binom.pmf(t - 1, n - 1, 1.0 / m)
     keep = weight > 1e-300

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .als import als_delta, als_pair
+from .als import als_delta, als_log_delta_ceiling, als_pair
 from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair
 from .leverage import ols_sensitivities, split_regression
@@ -42,7 +42,8 @@ class Spectrum(Curve):
     neighbor: str
     mechanism: str
     exact: bool                          # False when the curve is that of an asymptotic normal law
-    details: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)  # the family's parameters; each candidate row's leverage,
+    # residual share or sensitivity (`worst_details`: the worst row's, per eps)
     candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # rows scanned
     candidate_pairs: tuple = field(default=(), repr=False, compare=False)  # their pairs (generic mechanisms)
 
@@ -56,6 +57,16 @@ class Spectrum(Curve):
         """The row that is worst at the most eps grid points."""
         values, counts = np.unique(self.row, return_counts=True)
         return int(values[np.argmax(counts)])
+
+    @property
+    def worst_details(self) -> dict:
+        """`details` with each candidate row's values (lists as long as `candidates`) replaced by the
+        worst row's value at each eps, like `row`: what theory.json records (a list per eps, not one
+        per scanned row, which is 327,346 for rows="all" on flights)."""
+        order = np.argsort(self.candidates, kind="stable")
+        at = order[np.searchsorted(self.candidates, self.row, sorter=order)] if self.candidates.size else None
+        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size else v)
+                for k, v in self.details.items()}
 
     def pairs(self) -> list:
         """[(row, pair)]: the Gaussian pair (M(D), M(D minus row)) of every candidate row, as a
@@ -112,10 +123,16 @@ def _max_over_rows(eps, rows, forward, reverse) -> tuple:
     return pick(forward), pick(reverse), rows[worst]
 
 
-def _scan(eps, rows, curves) -> tuple:
+def _scan(eps, rows, curves, ceiling=None) -> tuple:
     """`_max_over_rows` over `rows` in blocks of about _CHUNK_POINTS (row, eps) points, keeping
     only the running maximum: memory bounded whatever the number of rows. curves(block) gives
-    (forward, reverse) of shape (block size, eps size); ties keep the first row, as argmax does."""
+    (forward, reverse) of shape (block size, eps size); ties keep the first row, as argmax does.
+
+    With `ceiling` (block -> upper bounds of ln max(forward, reverse), shape (block size, eps
+    size)), only the rows that can be the worst at some eps are evaluated
+    (`_rows_that_can_be_worst`); the result is the full scan's, row and ties included."""
+    if ceiling is not None and rows.size > _SEED_ROWS:
+        rows = _rows_that_can_be_worst(eps, rows, curves, ceiling)
     step = max(1, _CHUNK_POINTS // eps.size)
     best = None
     for start in range(0, rows.size, step):
@@ -128,6 +145,31 @@ def _scan(eps, rows, curves) -> tuple:
         for kept, new in zip(best, (fwd, rev, row)):
             kept[better] = new[better]
     return tuple(best)
+
+
+_SEED_ROWS = 8           # rows of the largest ceilings per eps, evaluated first by a pruned scan
+_LOG_TINY = np.log(np.finfo(float).tiny)   # below e^-708.4 a delta is subnormal: rounding can tie rows
+_LOG_ZERO = -746.0                          # e^x is 0.0 below about -745.1: such rows tie at 0
+
+
+def _rows_that_can_be_worst(eps, rows, curves, ceiling) -> np.ndarray:
+    """The rows (in their order) that can be the worst at some eps: the `_SEED_ROWS` rows of the
+    largest ceilings at each eps are evaluated, and a row is kept where its ceiling reaches the
+    largest ln delta m they found, less 1e-6 (far beyond the 1e-9 relative accuracy of the curves).
+    A row skipped has delta < e^{m - 1e-6} < the maximum at every eps, so it can neither be the
+    worst nor tie with it. Where m is below the normal range (a subnormal or zero delta, whose
+    rounding can tie rows), every row whose delta is not exactly 0.0 is kept (ceiling >= -746), and
+    the first row, which wins a tie at 0. The ceilings take 8 bytes per (row, eps) point."""
+    step = max(1, 64 * _CHUNK_POINTS // eps.size)
+    bound = np.concatenate([ceiling(rows[start:start + step]) for start in range(0, rows.size, step)])
+    seeds = np.unique(np.argsort(-bound, axis=0, kind="stable")[:_SEED_ROWS].ravel())
+    forward, reverse = curves(rows[seeds])
+    with np.errstate(divide="ignore"):
+        reached = np.log(np.max(np.maximum(forward, reverse), axis=0))
+    keep = np.any(bound >= np.where(reached >= _LOG_TINY, reached - 1e-6, _LOG_ZERO), axis=1)
+    keep[seeds] = True
+    keep[0] = True
+    return rows[keep]
 
 
 def _rp(D, eps, rows, r, ridge):
@@ -143,8 +185,10 @@ def _als(D, eps, rows, r, ridge, exact):
     p = D.shape[1] - 1
     curves = lambda block: tuple(als_delta(eps[None, :], lev[block, None], res[block, None], r, p, d)
                                  for d in ("forward", "reverse"))
+    ceiling = lambda block: als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p).reshape(
+        block.size, eps.size)
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
-    return _scan(eps, chosen, curves), details, exact, chosen
+    return _scan(eps, chosen, curves, ceiling), details, exact, chosen
 
 
 def _gaussian_ls(D, eps, rows, sigma):

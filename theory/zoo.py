@@ -39,7 +39,6 @@ import itertools
 import math
 
 import numpy as np
-from scipy import integrate, optimize
 
 from .gaussian import gaussian_delta
 from ndis.core.validation import as_eps, as_finite_array, as_positive, scalar_or_array
@@ -63,6 +62,8 @@ def _map(function, eps):
 
 def _integral(f, knots, lo=-np.inf, hi=np.inf, epsabs=0.0) -> float:
     """integral of f over (lo, hi), split at the sorted knots inside it (kinks of f)."""
+    from scipy import integrate
+
     points = [lo, *sorted(k for k in set(knots) if lo < k < hi), hi]
     options = {**_QUAD, "epsabs": epsabs}
     return float(sum(integrate.quad(f, a, b, **options)[0] for a, b in zip(points[:-1], points[1:]) if b > a))
@@ -273,6 +274,8 @@ def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> t
     changes of the smooth log-ratio on a 20,001-point grid, refined by Brent's method (relative
     tolerance 1e-14); beyond the grid the sign is taken as constant (the ratio has reached its tail
     limit to 1e-20)."""
+    from scipy import optimize
+
     q, q_prime = _vectors(q, q_prime)
     scale = as_positive("scale", scale)
     _check_noise(noise)
@@ -318,6 +321,8 @@ def noisy_max_value_epsilon(q, q_prime, scale, noise="laplace") -> float:
     max q < max q' (the max of q has mass where the max of q' has none) or when the maxima are
     equal, m, but fewer answers of q than of q' attain it (near m, p(x) ~ (x - m)^(count - 1)).
     Otherwise: the largest value of the log-ratio on `_value_grid`, refined by a bounded scalar search."""
+    from scipy import optimize
+
     q, q_prime = _vectors(q, q_prime)
     scale = as_positive("scale", scale)
     _check_noise(noise)
@@ -414,6 +419,8 @@ def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
     p_j(v) = f_nu(v - q_j) G_j(v - T), G_j(w) = integral over z < w of f_rho(z) prod_{i<j} P(q_i + nu_i < T + z).
     delta = (P(none) - e^eps P'(none))_+ + sum_j integral of (p_j - e^eps p'_j)_+ dv, by nested
     adaptive quadrature (relative error about 1e-9: the outer integrand has kinks where p_j = e^eps p'_j)."""
+    from scipy import integrate
+
     q, q_prime = _vectors(q, q_prime)
     none, density, edges = _isvt4_laws(q, q_prime, threshold, threshold_scale, query_scale)
 
@@ -432,6 +439,8 @@ def _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points: i
     """(v, densities, none): the answer grid v, densities[side][j] = p_j(v) (`isvt4_delta`) of q and
     q' on it, and none[side] = P(all below), by the cumulative trapezoid rule over the threshold noise
     on `points` nodes (60 scales each side, the answers' kinks among them)."""
+    from scipy import integrate
+
     q, q_prime = _vectors(q, q_prime)
     b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
     both = np.concatenate([q, q_prime])
@@ -461,6 +470,8 @@ def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scal
     the tables of `_isvt4_tables`, then the trapezoid rule over v of p_j and p'_j times the
     indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at t = eps it
     reproduces `isvt4_delta` to that level), for a fraction of the nested quadrature's time."""
+    from scipy import integrate
+
     v, densities, none = _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points)
     bound = math.exp(t)
     masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)

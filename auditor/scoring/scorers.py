@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from ndis.auditor.scoring.density import DensityScorer
 from ndis.auditor.scoring.mlp import MLPScorer
-from ndis.auditor.scoring.preprocessing import Standardiser, Whitener, in_chunks, training_set
+from ndis.auditor.scoring.preprocessing import Standardiser, Whitener, in_chunks, thread_limit, training_set
 from ndis.auditor.scoring.segments import SegmentScorer
 from ndis.auditor.scoring.spline import SplineScorer
 
@@ -90,12 +89,12 @@ class QuadraticScorer:
 
     def fit(self, X_p, X_q, seed=0):
         """Fit with `threads` BLAS threads (1 by default, see `BoostingScorer.fit`)."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(self.threads):
+        with thread_limit(self.threads):
             return self._fit(X_p, X_q)
 
     def _fit(self, X_p, X_q):
+        from sklearn.linear_model import LogisticRegression
+
         X, y = training_set(X_p, X_q, self.max_fit)
         k = X.shape[1]
         terms = k + k * (k + 1) // 2
@@ -124,13 +123,11 @@ class QuadraticScorer:
     def log_odds(self, X):
         """The fitted log-odds z . linear + z^T form z + constant of the whitened rows z (the model's
         decision function, evaluated without forming the k(k+1)/2 products)."""
-        from threadpoolctl import threadpool_limits
-
         def chunk(c):
             Z = self._inner(c)
             return Z @ self._linear + np.einsum("ij,ij->i", Z @ self._form, Z) + self._constant
 
-        with threadpool_limits(self.threads):
+        with thread_limit(self.threads):
             return in_chunks(chunk, X)
 
 
@@ -180,9 +177,7 @@ class BoostingScorer:
     def fit(self, X_p, X_q, seed=0):
         """Fit with `threads` OpenMP threads (1 by default: on small shared machines OpenMP spinning
         costs far more than it gains; None leaves the library default)."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(self.threads):
+        with thread_limit(self.threads):
             return self._fit(X_p, X_q, seed)
 
     def _fit(self, X_p, X_q, seed):
@@ -197,9 +192,7 @@ class BoostingScorer:
         return self
 
     def log_odds(self, X):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(self.threads):
+        with thread_limit(self.threads):
             return in_chunks(self.model.decision_function, X)
 
 

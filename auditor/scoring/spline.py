@@ -27,10 +27,8 @@ f_j is constant, so an outlier cannot receive an extreme score.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import SplineTransformer
 
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, training_set
+from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, thread_limit, training_set
 
 
 class _Column:
@@ -43,6 +41,8 @@ class _Column:
         rest = values[~np.isin(values, self.atoms)]
         self.spline = None
         if not discrete and np.unique(rest).size > knots:
+            from sklearn.preprocessing import SplineTransformer
+
             self.spline = SplineTransformer(n_knots=knots, degree=3, knots="quantile", extrapolation="constant")
             self.spline.fit(rest[:, None])
             self._inside = float(np.median(rest))  # a value evaluated in place of the atoms, then zeroed
@@ -84,8 +84,6 @@ class SplineScorer:
 
     def fit(self, X_p, X_q, seed=0):
         """Fit with `threads` BLAS threads (1 by default, see `scorers.BoostingScorer.fit`)."""
-        from threadpoolctl import threadpool_limits
-
         X, y = training_set(X_p, X_q, self.max_fit)
         if X.ndim != 2 or X.shape[0] == 0:
             raise ValueError(f"the spline scorer needs a non-empty 2-D feature array, got shape {X.shape}")
@@ -94,7 +92,9 @@ class SplineScorer:
         if terms > self.max_terms:
             raise ValueError(f"the spline scorer would need {terms} terms for {X.shape[1]} features "
                              f"(max_terms={self.max_terms})")
-        with threadpool_limits(self.threads):
+        from sklearn.linear_model import LogisticRegression
+
+        with thread_limit(self.threads):
             self.model = LogisticRegression(C=self.C, solver="newton-cholesky", max_iter=100).fit(self._design(X), y)
         return self
 
@@ -102,7 +102,5 @@ class SplineScorer:
         return np.hstack([column(X[:, j]) for j, column in enumerate(self._columns)])
 
     def log_odds(self, X):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(self.threads):
+        with thread_limit(self.threads):
             return in_chunks(lambda c: self.model.decision_function(self._design(c)), X)

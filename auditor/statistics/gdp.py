@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ndis.auditor.statistics import bounds
 from ndis.auditor.statistics import spectrum
@@ -68,13 +68,13 @@ class GDPCertificate:
 def gaussian_tradeoff(type_one, mu):
     """G_mu(a) = Phi(Phi^-1(1 - a) - mu): the trade-off function of mu-GDP (Dong, Roth & Su 2022,
     Definition 2.7)."""
-    return stats.norm.cdf(stats.norm.isf(np.asarray(type_one, dtype=float)) - mu)
+    return special.ndtr(bounds.normal_isf(np.asarray(type_one, dtype=float)) - mu)
 
 
 def _probit_gap(p, q):
     """Phi^-1(p) - Phi^-1(q), -inf where p = 0 or q = 1."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        gap = stats.norm.ppf(p) - stats.norm.ppf(q)
+        gap = special.ndtri(p) - special.ndtri(q)
     return np.where(np.isnan(gap), -np.inf, gap)
 
 
@@ -82,7 +82,7 @@ def select_event(roc_valid: spectrum.EmpiricalROC, direction: str, n_num: float,
     """(threshold, predicted mu_lo) of the validation event with the largest Wilson-predicted
     Phi^-1(P_lo) - Phi^-1(Q_hi) at sizes (n_num, n_den); (None, -inf) when none is positive."""
     num, den = spectrum._event_probabilities(roc_valid, direction)
-    z = stats.norm.isf(level) + Z_SELECT
+    z = bounds.normal_isf(level) + Z_SELECT
     predicted = _probit_gap(bounds.wilson_lower(num, n_num, z), bounds.wilson_upper(den, n_den, z))
     k = int(np.argmax(predicted))
     if not predicted[k] > 0:

@@ -61,19 +61,85 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
     return np.unique(np.concatenate([values, inner, finite[0] - local[0] * reach, finite[-1] + local[-1] * reach]))
 
 
-class Binner:
-    """Picklable chunk transform: the scores of a chunk as sparse bin counts (bin indices, counts).
+class BinLocator:
+    """b(s) = the number of edges <= s (`np.searchsorted(edges, s, side="right")`), bit for bit, at a
+    few passes over the scores instead of a binary search of ~21 steps through megabytes of edges.
 
-    Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf)."""
+    The range [lo, hi] of the finite edges (but about 0.2% at each end) is cut into K =
+    `PER_EDGE` x (edges in it) buckets of equal width: bucket(s) = clip(floor(x(s) + 1), 0, K + 2)
+    with x(s) = (s - lo) K / (hi - lo); bucket 0 takes everything below lo, the last everything
+    above hi. bucket() is computed in floating point for the edges and the scores alike, and it is
+    monotone (s <= s' gives bucket(s) <= bucket(s'): each step rounds monotonically), so every edge
+    of a lower bucket is < s and every edge of a higher bucket is > s. Hence b(s) = (edges in the
+    buckets before s's, one table look-up) + (edges e <= s in s's bucket): none in the usual bucket
+    (whose first edge, read in the same pass, is then the next bucket's, > s), else found by
+    stepping through the bucket's few edges, at most `STEPS` steps; a score still short of its
+    place (a crowded bucket, or beyond lo or hi) is placed by `np.searchsorted` itself. So the
+    held-out histogram, and every count and report made from it, are exactly the binary search's.
+    Scores must not be NaN (`Binner` refuses them)."""
+
+    PER_EDGE, STEPS, SMALL = 2, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
+
+    def __init__(self, edges: np.ndarray):
+        self.edges = np.asarray(edges, dtype=float)
+        self.table = None
+        finite = np.flatnonzero(np.isfinite(self.edges))
+        if finite.size < self.SMALL:
+            return
+        first, last = finite[finite.size // 512], finite[-1 - finite.size // 512]
+        self.lo, hi, self.k = self.edges[first], self.edges[last], self.PER_EDGE * (last - first + 1)
+        with np.errstate(over="ignore", divide="ignore"):
+            self.scale = self.k / (hi - self.lo)
+        if not np.isfinite(self.scale) or self.scale <= 0:
+            return
+        self.padded = np.append(self.edges, np.nan)  # s >= NaN is False: no step beyond the last edge
+        before = np.cumsum(np.bincount(self._buckets(self.edges), minlength=self.k + 3))
+        self.table = np.concatenate([[0], before])  # table[j]: the edges in buckets < j
+
+    def _buckets(self, values):
+        x = values - self.lo
+        x *= self.scale
+        x += 1.0
+        np.clip(x, 0.0, self.k + 2.0, out=x)
+        return x.astype(np.intp)
+
+    def __call__(self, scores: np.ndarray) -> np.ndarray:
+        scores = np.asarray(scores, dtype=float)
+        if self.table is None:
+            return np.searchsorted(self.edges, scores, side="right")
+        with np.errstate(invalid="ignore", over="ignore"):
+            located = self.table[self._buckets(scores)]
+        stepped = np.flatnonzero(scores >= self.padded[located])  # the first step, for every score
+        rest, at = scores[stepped], located[stepped] + 1
+        for _ in range(self.STEPS - 1):  # the scores with more edges <= them in their bucket
+            more = rest >= self.padded[at]
+            if not more.any():
+                break
+            at += more
+        located[stepped] = at
+        unplaced = stepped[rest >= self.padded[at]]
+        located[unplaced] = np.searchsorted(self.edges, scores[unplaced], side="right")
+        return located
+
+
+class Binner:
+    """Picklable chunk transform: the bins of a chunk's scores, (bins, None), each score's bin; or,
+    for a chunk of at least a quarter as many scores as bins, (None, counts), the count of every bin.
+
+    Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf);
+    `BinLocator` finds b, exactly as a binary search would."""
 
     def __init__(self, score, edges: np.ndarray):
-        self.score, self.edges = score, edges
+        self.score, self.edges, self.locate = score, edges, BinLocator(edges)
 
     def __call__(self, samples):
         scores = np.asarray(self.score(samples), dtype=float).ravel()
         if np.isnan(scores).any():
             raise ValueError(f"the scorer returned NaN for {int(np.isnan(scores).sum())} held-out samples")
-        return np.unique(np.searchsorted(self.edges, scores, side="right"), return_counts=True)
+        bins = self.locate(scores)
+        if 4 * bins.size >= self.edges.size:  # a large chunk: counted where it was drawn, m + 1 counters
+            return None, np.bincount(bins, minlength=self.edges.size + 1)
+        return bins.astype(np.uint32 if self.edges.size < 2**32 else np.int64), None  # 4 bytes a score
 
 
 @dataclass
@@ -102,10 +168,14 @@ class ScoreHistogram:
         hist.complete = True
         return hist
 
-    def add(self, sparse, side: str) -> "ScoreHistogram":
-        """Add one chunk's (bin indices, counts) to side "p" or "q"; returns self (a fold step)."""
-        bins, counts = sparse
-        np.add.at(self.p if side == "p" else self.q, bins, counts)
+    def add(self, chunk, side: str) -> "ScoreHistogram":
+        """Add one chunk's `Binner` result to side "p" or "q"; returns self (a fold step)."""
+        bins, counts = chunk
+        target = self.p if side == "p" else self.q
+        if bins is None:
+            target += counts
+        else:
+            np.add.at(target, bins, 1)
         self._above = None
         return self
 
@@ -148,5 +218,19 @@ class ScoreHistogram:
         p, q = self.p / max(self.n_p, 1), self.q / max(self.n_q, 1)
         num, den = (p, q) if direction == "forward" else (q, p)
         occupied = (num > 0) & (den > 0)
-        num, den = num[occupied], den[occupied]
-        return np.array([float(np.max(np.minimum(num, np.exp(e) * den), initial=0.0)) for e in np.ravel(eps)])
+        return _max_of_minimum(num[occupied], den[occupied], np.exp(np.ravel(np.asarray(eps, dtype=float))))
+
+
+def _max_of_minimum(num, den, factors):
+    """max over bins of min(num, c den) for each c in `factors` (0 without bins), bit for bit, over the
+    bins that no other bin exceeds in both num and den (their Pareto frontier, usually a few): a
+    dominated bin's min(num, c den) is at most its dominating bin's, rounding being monotone."""
+    if not num.size:
+        return np.zeros(factors.size)
+    keep = (den >= den[np.argmax(num)]) & (num >= num[np.argmax(den)])  # the others are dominated
+    num, den = num[keep], den[keep]
+    order = np.lexsort((-den, -num))  # num descending, then den descending
+    num, den = num[order], den[order]
+    frontier = den > np.concatenate([[-np.inf], np.maximum.accumulate(den)[:-1]])
+    num, den = num[frontier], den[frontier]
+    return np.array([float(np.max(np.minimum(num, c * den))) for c in factors])

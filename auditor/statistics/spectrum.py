@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ndis.core.curve import Curve
 
@@ -114,7 +113,7 @@ def _predicted_sides(roc: EmpiricalROC, direction: str, n_num: int, n_den: int, 
     """(num-hat, den-hat, Wilson lower bound of num, Wilson upper bound of den) of each event, the
     bounds at the held-out sizes (n_num, n_den) and one-sided level `level`."""
     num, den = _event_probabilities(roc, direction)
-    z = stats.norm.isf(level)
+    z = bounds.normal_isf(level)
     return num, den, bounds.wilson_lower(num, n_num, z), bounds.wilson_upper(den, n_den, z)
 
 

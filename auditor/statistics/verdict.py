@@ -55,7 +55,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from ndis.auditor.statistics import bounds
 from ndis.auditor.statistics import spectrum
@@ -147,7 +146,7 @@ class Verdict:
         variances at their largest, 1/4): n = (z_{alpha/4} + z_{0.2})^2 (1 + e^{2 eps}) / (4 (estimate - delta)^2)."""
         if not self.suspicious or self.estimate <= self.delta:
             return None
-        z = stats.norm.isf(self.alpha / 4) + stats.norm.isf(0.2)
+        z = bounds.normal_isf(self.alpha / 4) + bounds.normal_isf(0.2)
         return int(np.ceil(z * z * (1 + np.exp(2 * self.eps)) / (4 * (self.estimate - self.delta) ** 2)))
 
     def to_dict(self) -> dict:

@@ -265,15 +265,21 @@ def _check_audit_arguments(args) -> tuple:
     return grid, params, neighbor, replacement
 
 
-def _report_files(report, title: str) -> dict:
+def _report_files(report, title: str, timings: dict) -> dict:
     """{file name: contents} of an audit's report: report.json, spectrum.csv, spectrum.png, report.html
-    (the figure drawn and rendered once)."""
+    (the figure drawn and rendered once); the time of the plot (imports, drawing, PNG) and of the
+    other files goes to `timings`."""
+    started = time.perf_counter()
     from ndis.auditor.reporting import html
 
     figure = report.plot(title=title)
     png = html.render_png(figure)
-    return {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
-            "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
+    timings["plot"] = time.perf_counter() - started
+    started = time.perf_counter()
+    files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
+             "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
+    timings["other_report_files"] = time.perf_counter() - started
+    return files
 
 
 def _write_partial(out, partial: dict, args, error: KeyboardInterrupt) -> None:
@@ -303,12 +309,14 @@ def command_audit(args, stream=None) -> None:
 
 def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
     """The audit of `ndis audit` (or its pair search), its report files and its printed summary."""
+    started = time.perf_counter()
     from ndis.auditor import audit
     from ndis.auditor.reporting.progress import Interrupted
     from ndis.auditor.reporting.report import partial_report
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
 
+    imported = time.perf_counter() - started
     searching = args.neighbor == "search"
     claim = claimed_curve_option(args)
     mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
@@ -331,8 +339,9 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
     title = _title(report, args, searching)
+    timings = {"imports": imported, **report.info["timings"]}
     try:
-        written = out.write(_report_files(report, title), stale=(PARTIAL,))
+        written = out.write(_report_files(report, title, timings), stale=(PARTIAL,))
     except KeyboardInterrupt as error:
         stopped = Interrupted("while writing the report files (none was replaced)")
         _write_partial(out, partial_report(report.info["phases"], report.info, str(stopped)), args, stopped)
@@ -342,6 +351,14 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
                          "no report file was written or replaced") from None
     _print_summary(report, args, searching, stream)
     print(f"wrote {', '.join(map(str, written))}", file=stream)
+    if args.verbose:
+        print(_timings_line(timings), file=stream)
+
+
+def _timings_line(timings: dict) -> str:
+    """`ndis audit --verbose`'s line: the wall time of each phase, in the order they ran (`total` is the audit's)."""
+    return "timings (wall clock): " + ", ".join(f"{phase.replace('_', ' ')} {seconds:.3f} s"
+                                                for phase, seconds in timings.items())
 
 
 def _title(report, args, searching: bool) -> str:
@@ -428,7 +445,7 @@ def command_theory(args) -> None:
     summary = {
         "command": " ".join(sys.argv), "mechanism": result.mechanism, "data": args.data,
         "n_rows": int(D.shape[0]), "neighbor": args.neighbor, "worst_row": result.worst_row,
-        "law": label, "seconds": elapsed, "details": result.details,
+        "law": label, "seconds": elapsed, "details": result.worst_details,
     }
     columns = {"eps": eps, "delta": result.delta, "forward": result.forward, "reverse": result.reverse}
     found = None
@@ -699,6 +716,8 @@ def _add_audit_arguments(parser) -> None:
                         help="with --backend dask and no --scheduler: serve the Dask dashboard on http://127.0.0.1 "
                              "(this machine only)")
     parser.add_argument("--out", default="ndis-out/audit", help="output directory (default ndis-out/audit)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the wall time of every phase (imports, the audit's phases, the report files)")
 
 
 def _add_claim_arguments(parser) -> None:

@@ -26,6 +26,21 @@ def test_gaussian_callable_estimate_close_to_exact_and_bound_below(gaussian_batc
     assert report.info["scorer"] == "quadratic/flatten"
 
 
+def test_timings_name_every_phase_and_add_up_to_the_total(gaussian_batched):
+    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic",
+                   exact=lambda e: gaussian_delta_reference(e, 1.0), claimed=(1.0, 0.0))
+    timings = report.info["timings"]
+    assert list(timings) == ["validation", "preparation", "sampling_training", "training", "held_out_edges",
+                             "sampling_held_out", "estimation", "exact_curve", "certificates_and_verdict", "total"]
+    assert all(seconds >= 0 for seconds in timings.values())
+    phases = sum(timings.values()) - timings["total"]
+    # the phases are disjoint parts of the audit: their sum cannot exceed the total; what is not in a
+    # phase (the progress display, starting a one-process executor, building the report) takes a few
+    # milliseconds, so the phases make up most of an audit of a few tenths of a second
+    assert phases <= timings["total"]
+    assert phases >= 0.8 * timings["total"] - 0.02
+
+
 def test_per_sample_callable_is_batched_exactly(gaussian_batched, gaussian_per_sample):
     # numpy draws normals sequentially, so n calls of standard_normal(1) on the chunk's generator give
     # the same numbers as one standard_normal((n, 1)): the auto-batched per-sample callable must

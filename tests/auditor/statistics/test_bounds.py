@@ -51,3 +51,19 @@ def test_detectable_floor_is_the_smallest_certifiable_count():
 def test_levels_outside_unit_interval_are_rejected():
     with pytest.raises(ValueError, match="level"):
         bounds.clopper_pearson_lower(1, 10, 1.5)
+
+
+def test_special_function_quantiles_are_scipy_stats_bit_for_bit():
+    """bounds computes Beta and normal quantiles with scipy.special (scipy.stats costs seconds to
+    import); scipy.stats.beta.ppf / isf and norm.isf call the same functions, so the values agree exactly."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    n = rng.integers(1, 10**7, 200).astype(float)
+    k = np.floor(rng.random(200) * (n + 1))
+    level = np.concatenate([[1e-12, 0.025, 0.05, 0.5, 0.975], rng.random(195)])
+    np.testing.assert_array_equal(bounds.clopper_pearson_lower(k, n, level),
+                                  np.where(k <= 0, 0.0, stats.beta.ppf(level, np.maximum(k, 1.0), n - k + 1.0)))
+    np.testing.assert_array_equal(bounds.clopper_pearson_upper(k, n, level),
+                                  np.where(k >= n, 1.0, stats.beta.isf(level, k + 1.0, np.maximum(n - k, 1.0))))
+    np.testing.assert_array_equal(bounds.normal_isf(level), stats.norm.isf(level))

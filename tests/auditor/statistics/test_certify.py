@@ -9,7 +9,7 @@ from scipy import stats
 
 from ndis import mechanisms
 from ndis.auditor import audit
-from ndis.auditor.statistics import certify, histogram, spectrum
+from ndis.auditor.statistics import bounds, certify, histogram, spectrum
 from ndis.auditor.reporting.report import AuditReport
 from ndis.cli import main, parse_claimed
 from ndis.mechanisms import zoo
@@ -166,3 +166,40 @@ def test_the_cli_takes_a_pure_dp_claim_and_prints_eps_lo(tmp_path, capsys):
     assert "(0.7, 0)" in out and "eps_lo" in out and "re-runs this audit exactly" in out
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["verdict"]["delta"] == 0 and len(saved["eps_lo"]) == 2
+
+
+def _select_event_every_band(roc, n_valid, n_held, delta, level):
+    """`certify.select_event` without pruning: every (direction, gamma, band), the first best wins."""
+    z = stats.norm.isf(level)
+    best = (None, 0, 1.0, -np.inf)
+    for direction in spectrum.DIRECTIONS:
+        num, den = spectrum._event_probabilities(roc, direction)
+        order = slice(None) if direction == "forward" else slice(None, None, -1)
+        (nv_num, nv_den), (nh_num, nh_den) = n_valid[order], n_held[order]
+        for gamma in certify.GAMMAS:
+            num_g = num[:-1] + gamma * (num[1:] - num[:-1])
+            den_g = den[:-1] + gamma * (den[1:] - den[:-1])
+            low = bounds.wilson_lower(bounds.wilson_lower(num_g, nv_num, certify.Z_VALID), nh_num, z)
+            up = bounds.wilson_upper(bounds.wilson_upper(den_g, nv_den, certify.Z_VALID), nh_den, z)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                predicted = np.where(low > delta, np.log(low - delta) - np.log(up), -np.inf)
+            k = int(np.argmax(predicted))
+            if predicted[k] > best[3]:
+                best = (direction, k + 1, float(gamma), float(predicted[k]))
+    return best if np.isfinite(best[3]) else (None, 0, 1.0, -np.inf)
+
+
+@pytest.mark.parametrize("outputs", ["continuous", "discrete", "equal"])
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 0.3])
+def test_select_event_searches_the_bands_that_can_win_and_finds_the_same_event(outputs, delta):
+    """Searching only the bands whose ceiling reaches the best plain level set gives the very event
+    (direction, band, gamma, prediction) of the search over every band and gamma."""
+    rng = np.random.default_rng(11)
+    n = 4_000
+    p, q = {"continuous": (rng.normal(0.4, 1, n), rng.normal(0, 1, n)),
+            "discrete": (rng.integers(0, 6, n) + (rng.random(n) < 0.1), rng.integers(0, 6, n)),
+            "equal": (rng.normal(0, 1, n), rng.normal(0, 1, n))}[outputs]
+    roc = spectrum.empirical_roc(p, q)
+    for n_held in ((n, n), (10**6, 10**6)):
+        assert certify.select_event(roc, (n, n), n_held, delta, 0.025) == _select_event_every_band(
+            roc, (n, n), n_held, delta, 0.025)

@@ -100,3 +100,57 @@ def test_edges_where_tiny_gaps_follow_large_ones():
         warnings.simplefilter("error")
         edges = histogram.edges_for([scores])
     assert np.all(np.diff(edges) > 0) and np.isin(np.unique(scores), edges).all()
+
+
+def _adversarial_scores(rng, edges, n):
+    """Scores that stress a bin look-up: draws, every edge itself and its two floating-point
+    neighbours, +-inf and the largest floats."""
+    picked = edges[np.isfinite(edges)][:: max(edges.size // 5_000, 1)]
+    return np.concatenate([rng.standard_normal(n), picked, np.nextafter(picked, np.inf),
+                           np.nextafter(picked, -np.inf), [np.inf, -np.inf, 1.7e308, -1.7e308, 0.0, -0.0]])
+
+
+@pytest.mark.parametrize("law", ["normal", "cauchy", "clustered", "wide", "atoms"])
+def test_bin_locator_is_the_binary_search_bit_for_bit(law):
+    """`BinLocator` (buckets, a table and a few steps) gives np.searchsorted(edges, s, "right") for
+    every score, on edges made by `edges_for` from scores of very different spreads: heavy tails
+    (crowded buckets fall back to the search), two scales 1e-6 and 1e2 apart, +-1e300, ties."""
+    rng = np.random.default_rng(3)
+    draw = {"normal": lambda n: rng.normal(0.0, 0.3, n), "cauchy": lambda n: rng.standard_cauchy(n),
+            "clustered": lambda n: np.where(rng.random(n) < 0.5, 1e-6 * rng.standard_normal(n), 1e2 * rng.standard_normal(n)),
+            "wide": lambda n: 1e300 * rng.standard_normal(n), "atoms": lambda n: np.round(rng.standard_normal(n), 1)}[law]
+    with np.errstate(over="ignore"):
+        edges = histogram.edges_for([draw(20_000), draw(20_000)])
+    locate = histogram.BinLocator(edges)
+    assert (locate.table is not None) == (law != "atoms")  # the atoms' few edges are searched directly
+    scores = np.concatenate([draw(50_000), _adversarial_scores(rng, edges, 1_000)])
+    assert np.array_equal(locate(scores), np.searchsorted(edges, scores, side="right"))
+
+
+@pytest.mark.parametrize("chunk", [997, 40_000])  # chunks sent as bins, and as counts of every bin
+def test_streamed_histogram_equals_the_binary_search_histogram(chunk):
+    """Counts at every validation score (the thresholds of every tested event) and in every bin are
+    those of a histogram made by np.searchsorted, whichever form the chunks travel in."""
+    rng = np.random.default_rng(4)
+    valid, (held_p, held_q) = _scores(rng, 5_000), _scores(rng, 60_000)
+    hist = _streamed(valid, held_p, held_q, chunks=60_000 // chunk)
+    assert hist.edges.size > histogram.BinLocator.SMALL  # the bucket table is in use
+    for side, held in (("p", held_p), ("q", held_q)):
+        expected = np.bincount(np.searchsorted(hist.edges, held, side="right"), minlength=hist.edges.size + 1)
+        assert np.array_equal(getattr(hist, side), expected)
+    thresholds = spectrum.empirical_roc(*valid).thresholds
+    assert np.array_equal(hist.counts(thresholds)[0], [np.sum(held_p >= t) for t in thresholds])
+
+
+def test_sweep_error_is_the_maximum_over_every_bin():
+    """The frontier computation of err(eps) equals max over bins of min(P-hat, e^eps Q-hat), bit for bit."""
+    rng = np.random.default_rng(5)
+    valid, (held_p, held_q) = _scores(rng, 3_000), _scores(rng, 20_000)
+    hist = _streamed(valid, held_p, held_q)
+    eps = np.linspace(-1.0, 3.0, 41)
+    for direction in spectrum.DIRECTIONS:
+        p, q = hist.p / hist.n_p, hist.q / hist.n_q
+        num, den = (p, q) if direction == "forward" else (q, p)
+        both = (num > 0) & (den > 0)
+        brute = [float(np.max(np.minimum(num[both], np.exp(e) * den[both]), initial=0.0)) for e in eps]
+        assert np.array_equal(hist.sweep_error(eps, direction), brute)

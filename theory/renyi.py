@@ -37,7 +37,7 @@ Steinke 2020, Proposition 12).
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .gaussian_pair import QuadraticLossProfile
 from .profile import PrivacyProfile, WorstCase, dp_accounting_modules
@@ -200,6 +200,8 @@ def _rho(loss, max_order: float) -> float:
     values = np.array([ratio(g) for g in grid])
     k = int(np.argmax(values))
     if 0 < k < grid.size - 1:
+        from scipy import optimize
+
         found = optimize.minimize_scalar(lambda g: -ratio(g), bracket=(grid[k - 1], grid[k], grid[k + 1]), tol=1e-10)
         return float(max(values[k], -found.fun))
     return float(values[k])

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ndis.auditor.statistics import bounds, spectrum
 from ndis.auditor.statistics.certify import clopper_pearson_eps
@@ -85,7 +85,7 @@ def _power_z(num, den, eps: float, delta: float, n: int, level: float):
     """The normal score whose Phi is `predicted_power` (+-inf where the estimate has no spread)."""
     se_num, se_den = _sides(np.asarray(num, float), np.asarray(den, float), eps, n)
     spread = np.hypot(se_num, se_den)
-    margin = num - np.exp(eps) * den - delta - stats.norm.isf(level / 2) * (se_num + se_den)
+    margin = num - np.exp(eps) * den - delta - bounds.normal_isf(level / 2) * (se_num + se_den)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(spread > 0, margin / spread, np.where(margin > 0, np.inf, -np.inf))
 
@@ -94,7 +94,7 @@ def predicted_power(num, den, eps: float, delta: float, n: int, level: float):
     """Normal approximation of the probability that `confirm` refutes (eps, delta) on n samples per
     side, when the event's true probabilities are num and den: the bound P_lo - e^eps Q_hi is about
     num-hat - e^eps den-hat - z (se_num + e^eps se_den), z the normal quantile at level / 2."""
-    return stats.norm.cdf(_power_z(num, den, eps, delta, n, level))
+    return special.ndtr(_power_z(num, den, eps, delta, n, level))
 
 
 def _fractions(held, direction: str):
@@ -120,7 +120,7 @@ def choose_event(held, points, n_confirm: int, level: float) -> Event:
             z = float(_power_z(num[k], den[k], eps, delta, n_confirm, level))
             if best is None or z > best_z:
                 best, best_z = Event(float(eps), float(delta), direction, float(threshold), float(num[k]),
-                                     float(den[k]), float(stats.norm.cdf(z))), z
+                                     float(den[k]), float(special.ndtr(z))), z
     if best is None:
         raise ValueError("the claim gives no finite delta at any eps of the grid: nothing to test")
     return best

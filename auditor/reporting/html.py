@@ -259,7 +259,9 @@ def page(report, title: str | None = None, figure=None, png: bytes | None = None
     if report.gdp is not None and report.gdp.tradeoff:
         panels = panels.format("middle") + (
             " Right: the trade-off view: each point is a test telling M(D) from M(D'), placed by its type I and "
-            "type II errors; the lower the curve, the less private the mechanism (the diagonal is perfect privacy).")
+            "type II errors; the lower the curve, the less private the mechanism (the diagonal is perfect privacy)"
+            + ("; the blue curve is the exact curve's, from its values on the eps grid." if report.theory is not None
+               else "."))
     else:
         panels = panels.format("right")
     return f"""<!DOCTYPE html>

@@ -20,7 +20,7 @@ from ndis.core.files import write_atomic
 
 from ndis.auditor.reporting import html
 from ndis.auditor.statistics.certify import Certificate, certify
-from ndis.auditor.statistics.claims import ClaimCheck
+from ndis.auditor.statistics.claims import ClaimCheck, tabulated
 from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
 from ndis.auditor.statistics.spectrum import Evidence
 from ndis.auditor.statistics.verdict import Verdict
@@ -395,11 +395,16 @@ class AuditReport:
                       label=f"refuted ({claim.confidence:.0%}, all points at once)")
 
     def _plot_tradeoff(self, axis, tradeoff):
-        """Type I vs type II error of the score's tests, its band, and the claim's trade-off function."""
+        """Type I vs type II error of the score's tests, its band, the exact curve's trade-off function
+        (the envelope of its (eps, delta(eps)) on the grid, Dong, Roth & Su 2022, Proposition 2.12: at
+        most the exact trade-off, equal to it as the grid fills in) and the claim's."""
         a = np.asarray(tradeoff["type_one"], dtype=float)
         axis.fill_between(a, tradeoff["beta_lower"], tradeoff["beta_upper"], color="tab:red", alpha=0.18,
                           label=f"band ({1 - tradeoff['alpha']:.0%}, DKW)")
         axis.plot(a, tradeoff["beta"], color="tab:red", lw=1.2, label="score's tests (held-out ROC)")
+        if self.theory is not None:  # the exact curve's trade-off, from its values on the grid
+            exact = tabulated(self.eps, self.theory).tradeoff(a, self.eps)
+            axis.plot(a, exact, color="tab:blue", lw=1.6, label=self.theory_label)
         if self.claim is not None and self.claim.tradeoff is not None:
             axis.plot(a, self.claim.tradeoff, color="black", lw=1.3, label=f"claimed: {self.claim.source}")
         if self.gdp.mu_lo > 0:

@@ -15,7 +15,7 @@ from ndis.auditor.reporting import html
 from ndis.auditor.reporting.report import AuditReport
 from ndis.auditor.statistics.certify import Certificate
 from ndis.auditor.statistics.claims import ClaimCheck
-from ndis.auditor.statistics.gdp import GDPCertificate
+from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
 from ndis.auditor.statistics.verdict import Verdict
 from ndis.core.curve import Curve
 
@@ -312,3 +312,17 @@ def test_a_partial_report_is_marked_and_not_read_as_a_complete_one(tmp_path):
     with pytest.raises(ValueError, match="a partial report of an interrupted audit \\(during held-out samples"):
         AuditReport.from_json(tmp_path / "partial.json")
     assert AuditReport.from_json(make_report().to_json()).info == make_report().info
+
+
+def test_the_trade_off_panel_draws_the_exact_curves_trade_off():
+    # the exact curve is mu = 1 Gaussian DP: its trade-off from the 41 grid values is the envelope of
+    # those (eps, delta) claims (Dong, Roth & Su 2022, Prop. 2.12), never above G_1 and, for type I
+    # errors in [0.1, 1], within 2e-4 of it (measured 1.1e-4; a = 0 needs eps beyond the grid's 2)
+    report = make_report("exact law")
+    a = np.linspace(0, 1, 11)
+    report.gdp = GDPCertificate(0.8, 0.05, "forward", 0.5, 0.2, tradeoff={
+        "type_one": a, "beta": 1 - a, "beta_lower": 1 - a, "beta_upper": 1 - a, "alpha": 0.05})
+    panel = report.plot().axes[2]
+    (line,) = [line for line in panel.get_lines() if line.get_label() == "exact"]  # as on the delta panels
+    drawn, g1 = np.asarray(line.get_ydata()), gaussian_tradeoff(a, 1.0)
+    assert np.all(drawn <= g1 + 1e-12) and np.all(np.abs(drawn - g1)[1:] <= 2e-4)

@@ -779,14 +779,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_signalled = []  # the termination signal received during this run, if any
+_signalled = []  # the interrupting signals received during this run (SIGINT, SIGTERM), if any
 
 
 def _terminate(signum, frame):
-    """SIGTERM raised as KeyboardInterrupt in the main thread, so that it unwinds like Ctrl-C: the
-    executor's workers are shut down, a partial report is written, the output folder's lock released."""
+    """SIGTERM (or Ctrl-C) raised as KeyboardInterrupt in the main thread, so that it unwinds like Ctrl-C:
+    the executor's workers are shut down, a partial report is written, the output folder's lock released."""
     _signalled.append(signum)
     raise KeyboardInterrupt()
+
+
+def _quiet_after_interruption(previous):
+    """A threading.excepthook that drops what joblib's executor manager thread raises while an
+    interrupted run shuts its workers down (a race in loky, e.g. a KeyError for a cancelled call), so
+    that the interruption's one line is all the user reads; anything else goes to `previous`."""
+    def hook(args):
+        if _signalled and args.thread is not None and args.thread.name == "ExecutorManagerThread":
+            return
+        previous(args)
+
+    return hook
 
 
 def main(argv=None) -> int:
@@ -798,11 +810,16 @@ def main(argv=None) -> int:
     if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
         return _run(args)
     _signalled.clear()
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # an inherited "ignore" stays
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _terminate)
+    hook, threading.excepthook = threading.excepthook, _quiet_after_interruption(threading.excepthook)
     try:
         return _run(args)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        threading.excepthook = hook
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _run(args) -> int:
@@ -830,7 +847,9 @@ def _run(args) -> int:
         print(f"ndis {args.command}: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as error:
-        terminated = bool(_signalled)
+        from signal import SIGTERM
+
+        terminated = SIGTERM in _signalled
         detail = f" {error}" if str(error) else ""
         written = getattr(error, "written", None)
         tail = (f"; wrote the partial report {', '.join(map(str, written))}" if written else "; nothing was written")

@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: an absolute path into a user's or a machine's folders (/work/..., /home/..., /root/..., /Users/..., C:\...)
+#: an absolute path into a user's or a machine's folders: work, home, root, Users, mnt or srv at the
+#: file system's root, or a Windows drive letter
 MACHINE_PATH = re.compile(r"(?<![\w.~-])(/(?:work|home|root|Users|mnt|srv)/\w|[A-Z]:\\\\?\w)")
 #: reading from a folder beside the repository
 BESIDE = re.compile(r"parents\[2\]|\.\./shared|ROOT\.parent\b")

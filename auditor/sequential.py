@@ -1,16 +1,16 @@
 """Sequential audits of a claim: rounds that stop as soon as the claim is refuted, or when going on is futile.
 
 `audit(..., claimed=..., sequential=True)` spends its budget of n_samples per side in the rounds of
-`auditor.statistics.spending` (2.5%, 7.5% and 90% of it, as many as fit). A round is two stages on
+`auditor.statistics.spending` (2.5%, 7.5% and 90% of it, as many as fit; alpha spent as t^2). A round is two stages on
 independent samples:
 
 1. screening: an ordinary fixed-size audit (`audit`, at the round's level, on its own seed) trains
    a score and counts its held-out scores; on those counts `statistics.confirmation.choose_event`
    picks the point of the claim and the level-set event of the frozen score most likely to refute it;
 2. confirmation: fresh samples of M(D) and M(D') are scored by that frozen score and the event's
-   counts are bounded exactly at each of the round's looks (`statistics.confirmation.confirm`,
-   Clopper-Pearson at the look's level / 2 per side): the claim is refuted when
-   delta(eps) >= P_lo - e^eps Q_hi exceeds the claimed delta.
+   counts are tested exactly at each of the round's looks (`statistics.confirmation.confirm`: the
+   exact test of H0: P(S) - e^eps Q(S) <= delta on the difference of the two counts,
+   `statistics.difference`, at the look's level): the claim is refuted when the test rejects.
 
 A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
 size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
@@ -210,13 +210,13 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
         label = "inconclusive" if floor > delta and (delta > 0 or floor >= 1) else "no violation found"
     report.verdict = Verdict(label, c.event.eps, delta, 1 - p_value if c.refuted else 1 - alpha, c.delta_lower,
                              max(c.estimate, 0.0), floor, c.event.direction, alpha, estimate_se=c.estimate_se)
-    certificate = Certificate(delta, c.eps_lo, alpha, c.event.direction, c.event.threshold, c.p_lower, c.q_upper)
+    certificate = Certificate(delta, c.eps_lo, alpha, c.event.direction, c.event.threshold, None, None)
     report.certificates = [k for k in report.certificates if k.delta != delta] + [certificate]
     reason = _reason(stop, deciding, rounds, budget)
     report.info.update(
         samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
         sequential={"alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason,
-                    "p_value": p_value, "spending": "alpha * t, t = share of the planned confirmation samples (Lan & DeMets 1983)",
+                    "p_value": p_value, "spending": "alpha * t^2, t = share of the planned confirmation samples (Lan & DeMets 1983; Kim & DeMets 1987)",
                     "skipped_rounds": skipped,
                     "schedule": [r.to_dict() for r in rounds],
                     "rounds": [{k: v for k, v in r.items() if k != "result"} for r in records]})

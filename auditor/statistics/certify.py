@@ -54,15 +54,17 @@ class Certificate:
     The refuting event (`direction`, `threshold`, `threshold_above`, `gamma`): the outputs with score
     >= threshold_above (None: none) and, with probability gamma, those with threshold <= score <
     threshold_above; its complement for direction "reverse". `p_lower` / `q_upper` are its
-    Clopper-Pearson bounds (0 / 1 and threshold None when no event was predicted to certify anything)."""
+    Clopper-Pearson bounds (0 / 1 and threshold None when no event was predicted to certify anything;
+    None for a sequential audit's certificate, which tests the difference of the counts as one statistic,
+    `statistics.difference`)."""
 
     delta: float
     eps_lo: float
     alpha: float
     direction: str | None = None
     threshold: float | None = None
-    p_lower: float = 0.0
-    q_upper: float = 1.0
+    p_lower: float | None = 0.0
+    q_upper: float | None = 1.0
     gamma: float = 1.0
     threshold_above: float | None = None
 

@@ -9,14 +9,17 @@ a third of them (to stop early, refuting or futile) and at the end.
 
 Each look k tests the event on all of its round's confirmation samples so far at level
 
-    alpha_k = alpha * (confirmation samples added at look k) / (all confirmation samples planned),
+    alpha_k = alpha * (f(t_k) - f(t_{k-1})),   f(t) = t^2,
 
-Lan & DeMets's (1983) alpha-spending function alpha(t) = alpha * t in the information fraction t
-of the confirmations (the linear member of Kim & DeMets's 1987 power family). The alpha_k sum to
-alpha whatever the data, so the statements of all the looks that are made, in rounds and at times
-chosen by the data, hold together with probability >= 1 - alpha by a union bound (Bonferroni needs
-no independence: two looks at one round's growing counts are correlated and still add up). A look
-that is not made spends nothing.
+t_k the share of all planned confirmation samples (of every round) drawn by look k: the power family
+of alpha-spending functions of Kim & DeMets (1987) with rho = 2, in the sense of Lan & DeMets (1983).
+Compared with the linear f(t) = t it keeps most of the confidence for the final look of the last
+round, where the faint violations are decided (0.85 alpha instead of 0.61 alpha at the default
+shares), and spends little early, where clear violations give p-values far below any level (the
+first round still gets 4e-4 alpha). The alpha_k sum to alpha whatever the data, so the statements of
+all the looks that are made, in rounds and at times chosen by the data, hold together with probability
+>= 1 - alpha by a union bound (Bonferroni needs no independence: two looks at one round's growing
+counts are correlated and still add up). A look that is not made spends nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ ROUND_SHARES = (0.025, 0.075, 0.9)
 SCREEN_SHARES = (0.4, 0.4, 0.25)
 #: The last round looks at its confirmation counts after these shares of them.
 LAST_LOOKS = (1 / 3, 1.0)
+#: The exponent of the spending function t^RHO (Kim & DeMets 1987).
+RHO = 2
 #: Fewest samples per side of a screening audit and of a round's confirmation.
 MIN_SCREEN, MIN_CONFIRM = 1_000, 500
 
@@ -83,7 +88,7 @@ def _shares(n_samples: int) -> list[tuple[float, float]]:
 
 def schedule(n_samples: int, alpha: float) -> list[Round]:
     """The rounds of a sequential audit of at most `n_samples` samples per side at level `alpha`
-    (`ROUND_SHARES`, as many rounds as fit), the last one looking at `LAST_LOOKS`, with the linear
+    (`ROUND_SHARES`, as many rounds as fit), the last one looking at `LAST_LOOKS`, with the
     spending of the module docstring."""
     if not isinstance(n_samples, int) or isinstance(n_samples, bool):
         raise ValueError(f"n_samples (per side) must be an integer, got {n_samples!r}")
@@ -102,6 +107,16 @@ def schedule(n_samples: int, alpha: float) -> list[Round]:
         fractions = LAST_LOOKS if index == len(sizes) - 1 else (1.0,)
         plans.append((index, screen, [int(round((size - screen) * f)) for f in fractions]))
     total = sum(looks[-1] for _, _, looks in plans)
-    return [Round(index, screen, tuple(Look(c, alpha * (c - previous) / total)
-                                       for c, previous in zip(looks, [0] + looks[:-1])))
-            for index, screen, looks in plans]
+    spent, rounds = 0, []
+    for index, screen, looks in plans:
+        levels = []
+        for c, previous in zip(looks, [0] + looks[:-1]):
+            levels.append(alpha * (spending_function((spent + c) / total) - spending_function((spent + previous) / total)))
+        spent += looks[-1]
+        rounds.append(Round(index, screen, tuple(Look(c, level) for c, level in zip(looks, levels))))
+    return rounds
+
+
+def spending_function(t: float) -> float:
+    """The share of alpha spent by information fraction t: t^RHO (Kim & DeMets 1987)."""
+    return t**RHO

@@ -109,11 +109,12 @@ def _replay(report, alpha) -> str:
 
 
 def _event(c: dict) -> str:
-    """The tested event in words, with its counts and bounds."""
+    """The tested event in words, with its counts and the estimate of P - e^eps Q."""
     e = c["event"]
     inside, numerator, other = (("score >= ", "D", "D'") if e["direction"] == "forward" else ("score < ", "D'", "D"))
-    return (f"outputs with {inside}{e['threshold']:.6g}: {c['k_num']:,} of {c['n']:,} fresh outputs on {numerator} "
-            f"(P >= {c['p_lower']:.4g}), {c['k_den']:,} of {c['n']:,} on {other} (Q <= {c['q_upper']:.4g})")
+    return (f"outputs with {inside}{e['threshold']:.6g}: {c['k_num']:,} of {c['n']:,} fresh outputs on {numerator}, "
+            f"{c['k_den']:,} of {c['n']:,} on {other} (P - e^eps Q estimated at {c['estimate']:.4g} "
+            f"+- {c['estimate_se']:.2g})")
 
 
 def message(report, name: str, alpha: float) -> str:

@@ -18,14 +18,14 @@ def test_the_rounds_spend_the_budget_and_alpha_exactly(n):
         assert all(look.level > 0 for look in r.looks)
 
 
-def test_the_shares_and_the_linear_spending_at_the_default_budget():
+def test_the_shares_and_the_quadratic_spending_at_the_default_budget():
     rounds = spending.schedule(100_000, 0.05)
     assert [r.samples for r in rounds] == [2_500, 7_500, 90_000]  # 2.5%, 7.5%, 90% of the budget
     assert [r.screen for r in rounds] == [1_000, 3_000, 22_500]
     looks = [look for r in rounds for look in r.looks]
     assert [look.confirm for look in looks] == [1_500, 4_500, 22_500, 67_500]
-    added = np.array([1_500, 4_500, 22_500, 45_000])  # confirmation samples each look adds
-    assert np.allclose([look.level for look in looks], 0.05 * added / added.sum(), rtol=1e-12)
+    drawn = np.array([1_500, 6_000, 28_500, 73_500]) / 73_500  # t: the share of confirmation samples drawn
+    assert np.allclose([look.level for look in looks], 0.05 * np.diff(drawn**2, prepend=0.0), rtol=1e-12)
 
 
 def test_a_small_budget_merges_the_first_rounds_into_the_next():

@@ -1,0 +1,108 @@
+"""Power of the sequential test of one zoo algorithm's claim, beside the fixed-size audit's, at the
+per-audit level of the dogfood suite.
+
+    python benchmarks/sequential_power.py zoo-gaussian-half zoo-isvt4 [--runs 30] [--budget 100000]
+        [--level 0.0015151515] [--first-seed 1000] [--fixed] [--jobs 2]
+
+Each named algorithm of `ndis.mechanisms.zoo` runs at eps0 = 0.7 on its hardest StatDP pattern (the
+dogfood suite's `HARDEST`) and is tested against its claim, `--runs` times with seeds first-seed,
+first-seed + 1, ...: by `ndis.testing.assert_dp` (sequential, at most `--budget` samples per side) at
+`--level` (default 0.05 / 33: the suite's family-wise 0.05 over its 33 audits), and with `--fixed` also
+by a fixed-size `ndis.audit` of `--budget` samples per side at the same level (its verdict
+"violation"). Prints per algorithm the runs refuted with their exact (Clopper-Pearson) 95% interval, the
+median samples used, and per run the tested event, its fresh counts and the p-value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _hardest() -> dict:
+    sys.path.insert(0, str(ROOT))
+    os.environ["NDIS_DOGFOOD"] = "full"
+    from tests.dogfood import test_dogfood
+
+    return test_dogfood.HARDEST
+
+
+def _mechanism(name: str):
+    from ndis.mechanisms import zoo
+
+    (cls,) = [c for c in zoo.CLASSES if c.name == name]
+    mech = cls(eps0=0.7)
+    return mech, *mech.patterns(5)[_hardest()[name]]
+
+
+def sequential(name: str, seed: int, budget: int, level: float) -> dict:
+    from ndis.testing import PrivacyViolation, assert_dp
+
+    mech, D, D_prime = _mechanism(name)
+    started = time.perf_counter()
+    try:
+        report, refuted = assert_dp(mech, D, D_prime, *mech.claim(), n_samples=budget, alpha=level, seed=seed,
+                                    progress=False), False
+    except PrivacyViolation as violation:
+        report, refuted = violation.report, True
+    s = report.info["sequential"]
+    c = s["rounds"][-1]["confirmation"]
+    return {"refuted": refuted, "used": s["samples_used"], "p": s["p_value"], "stopped": s["stopped"],
+            "event": c["event"], "counts": (c["k_num"], c["k_den"], c["n"]), "seconds": time.perf_counter() - started}
+
+
+def fixed(name: str, seed: int, budget: int, level: float) -> bool:
+    from ndis import audit
+
+    mech, D, D_prime = _mechanism(name)
+    report = audit(mech, D, D_prime, claimed=mech.claim(), n_samples=budget, alpha=level, seed=seed, progress=False)
+    return report.verdict.label == "violation"
+
+
+def _interval(k: int, n: int) -> str:
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return f"{k}/{n} [{ci.low:.3f}, {ci.high:.3f}]"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="+")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--budget", type=int, default=100_000)
+    parser.add_argument("--level", type=float, default=0.05 / 33)
+    parser.add_argument("--first-seed", type=int, default=1000)
+    parser.add_argument("--fixed", action="store_true")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    from joblib import Parallel, delayed
+
+    seeds = range(args.first_seed, args.first_seed + args.runs)
+    runs = Parallel(n_jobs=args.jobs)(delayed(sequential)(name, seed, args.budget, args.level)
+                                      for name in args.names for seed in seeds)
+    fixed_runs = Parallel(n_jobs=args.jobs)(delayed(fixed)(name, seed, args.budget, args.level)
+                                            for name in args.names for seed in seeds) if args.fixed else None
+    print(f"level {args.level:.4g}, budget {args.budget:,} per side, seeds {seeds.start}-{seeds.stop - 1}")
+    for i, name in enumerate(args.names):
+        mine = runs[i * args.runs:(i + 1) * args.runs]
+        for seed, r in zip(seeds, mine):
+            e, (k_num, k_den, n) = r["event"], r["counts"]
+            print(f"  {name} seed {seed}: {'refuted' if r['refuted'] else 'not refuted'} ({r['stopped']}), "
+                  f"{r['used']:,} used, p = {r['p']:.3g}, {e['direction']} event at {e['threshold']:.4g}: "
+                  f"{k_num:,} and {k_den:,} of {n:,} fresh, {r['seconds']:.1f} s")
+        line = (f"{name}: sequential refuted {_interval(sum(r['refuted'] for r in mine), len(mine))}, median samples "
+                f"used {int(np.median([r['used'] for r in mine])):,}")
+        if fixed_runs is not None:
+            line += f"; fixed-size violation {_interval(sum(fixed_runs[i * args.runs:(i + 1) * args.runs]), args.runs)}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -315,9 +315,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
         clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
-        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
-        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
-        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
+        outputs are skipped, and when both sides' validation rows pass Mardia's normality tests only the
+        Gaussian plug-in is fitted, from two means and covariances; `auditor.scoring.selection`), a
+        registered name ("quadratic", "gaussian", "knn", "mlp", "boosting", "density", "spline", "segments"
+        or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
 

@@ -163,11 +163,10 @@ class GaussianScorer(_QuadraticLogOdds):
             return self._fit(X_p, X_q)
 
     def _fit(self, X_p, X_q):
-        X, y = training_set(X_p, X_q, self.max_fit)
-        self._inner = Whitener().fit(X)
-        Z = self._inner(X)
+        X_p, X_q = np.asarray(X_p, float)[:self.max_fit], np.asarray(X_q, float)[:self.max_fit]
+        self._inner = Whitener().fit(np.concatenate([X_p, X_q]))
         sides = []
-        for rows, label in ((Z[y == 1], "M(D)"), (Z[y == 0], "M(D')")):
+        for rows, label in ((self._inner(X_p), "M(D)"), (self._inner(X_q), "M(D')")):
             mean = rows.mean(axis=0)
             values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(rows, rowvar=False)))
             if not values[0] > 1e-12 * values[-1]:

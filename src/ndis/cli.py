@@ -276,7 +276,7 @@ def _report_files(report, title: str, timings: dict) -> dict:
     png = html.render_png(figure)
     timings["plot"] = time.perf_counter() - started
     started = time.perf_counter()
-    files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
+    files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_csv(),
              "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
     timings["other_report_files"] = time.perf_counter() - started
     return files

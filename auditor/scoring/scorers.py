@@ -170,8 +170,9 @@ class GaussianScorer(_QuadraticLogOdds):
             mean = rows.mean(axis=0)
             values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(rows, rowvar=False)))
             if not values[0] > 1e-12 * values[-1]:
-                raise ValueError(f"the gaussian scorer needs a nonsingular covariance of each side's features; that of "
-                                 f"{label} is singular (a degenerate or discrete output): use scorer='quadratic' or 'auto'")
+                raise ValueError(f"the gaussian scorer needs a nonsingular covariance of each side's features; that "
+                                 f"of {label} is singular (a degenerate or discrete output): use scorer='quadratic' "
+                                 "or 'auto'")
             precision = (vectors / values) @ vectors.T
             sides.append((mean, precision, float(np.sum(np.log(values)))))
         (m_p, P_p, logdet_p), (m_q, P_q, logdet_q) = sides

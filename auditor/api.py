@@ -315,9 +315,10 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
         clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
-        outputs are skipped, and only the quadratic is trained when both sides' validation rows pass
-        Mardia's normality tests; `auditor.scoring.selection`), a registered name ("quadratic", "knn", "mlp",
-        "boosting", "density", "spline", "segments" or one added by `scorers.register`), or an object
+        outputs are skipped, and when both sides' validation rows pass Mardia's normality tests only the
+        Gaussian plug-in is fitted, from two means and covariances; `auditor.scoring.selection`), a
+        registered name ("quadratic", "gaussian", "knn", "mlp", "boosting", "density", "spline", "segments"
+        or one added by `scorers.register`), or an object
         satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
     features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
 
@@ -678,16 +679,20 @@ def _train(train, combos, feature_list, widths, factories, root, n_fit, losses, 
     pairs = {f"{factories[s][0]}/{feature_list[f][0]}": (index, f, s) for index, (f, s) in enumerate(combos)}
     columns = {label: slice(widths[f], widths[f + 1]) for label, (_, f, _) in pairs.items()}
 
+    quadratic_of = {label: f"quadratic/{feature_list[f][0]}" for label, (_, f, _) in pairs.items()}
+    gaussian_of = {quadratic: "gaussian/" + quadratic.split("/", 1)[1] for quadratic in set(quadratic_of.values())}
+    plug_ins = {gaussian: pairs[quadratic] for quadratic, gaussian in gaussian_of.items() if quadratic in pairs}
+    columns.update({gaussian: columns[quadratic] for quadratic, gaussian in gaussian_of.items() if quadratic in pairs})
+
     def fit(label, rows):
-        index, _, s = pairs[label]
-        candidate = factories[s][1]()
+        index, _, s = pairs.get(label) or plug_ins[label]
+        candidate = scorers.make("gaussian") if label in plug_ins else factories[s][1]()
         candidate.fit(train[0][:rows, columns[label]], train[1][:rows, columns[label]],
                       seed=int(chunks.chunk_seed(root, _SCORER_KEY, index).generate_state(1)[0]))
         return candidate
 
     valid = {label: (train[0][n_fit:, c], train[1][n_fit:, c]) for label, c in columns.items()}
-    quadratic_of = {label: f"quadratic/{feature_list[f][0]}" for label, (_, f, _) in pairs.items()}
     label, fitted, scores, info["scorer_selection"] = selection.successive_halving(list(pairs), fit, valid, n_fit,
-                                                                                   advance, quadratic_of)
+                                                                                   advance, quadratic_of, gaussian_of)
     losses.update(scores)
-    return losses[label], pairs[label][1], fitted, label
+    return losses[label], (pairs.get(label) or plug_ins[label])[1], fitted, label

@@ -58,7 +58,22 @@ class Scorer(Protocol):
     def log_odds(self, X: np.ndarray) -> np.ndarray: ...
 
 
-class QuadraticScorer:
+class _QuadraticLogOdds:
+    """Log-odds that are a quadratic form z . linear + z^T form z + constant of the rows z = inner(x)
+    whitened by the pooled mean and covariance (`Whitener`), evaluated with `threads` BLAS threads."""
+
+    def log_odds(self, X):
+        """z . linear + z^T form z + constant of the whitened rows z, per row (without forming the
+        k(k+1)/2 products of a quadratic feature expansion)."""
+        def chunk(c):
+            Z = self._inner(c)
+            return Z @ self._linear + np.einsum("ij,ij->i", Z @ self._form, Z) + self._constant
+
+        with thread_limit(self.threads):
+            return in_chunks(chunk, X)
+
+
+class QuadraticScorer(_QuadraticLogOdds):
     """Logistic regression on [z, upper triangle of z z^T] of the whitened features z.
 
     The log density ratio of two Gaussians N(m1, S1), N(m2, S2) is
@@ -120,15 +135,52 @@ class QuadraticScorer:
         self._form = form + form.T
         return self
 
-    def log_odds(self, X):
-        """The fitted log-odds z . linear + z^T form z + constant of the whitened rows z (the model's
-        decision function, evaluated without forming the k(k+1)/2 products)."""
-        def chunk(c):
-            Z = self._inner(c)
-            return Z @ self._linear + np.einsum("ij,ij->i", Z @ self._form, Z) + self._constant
 
+
+class GaussianScorer(_QuadraticLogOdds):
+    """The plug-in Gaussian log-likelihood ratio log N(x; m_P, S_P) - log N(x; m_Q, S_Q), from each
+    side's sample mean m and covariance S.
+
+    It is the difference of the two sides' quadratic discriminant functions of QDA (Hastie, Tibshirani
+    & Friedman 2009, The Elements of Statistical Learning, Eq. 4.12, equal priors): for Gaussian
+    outputs the maximum-likelihood estimate of the exact log-likelihood ratio, so the Neyman-Pearson
+    optimal score up to estimation error, which under normality is smaller than that of logistic
+    regression on the same family (Efron 1975, JASA 70, for the linear case). It needs two means and
+    covariances, no iterative fit. Computed on the rows whitened by the pooled covariance (`Whitener`,
+    whose Jacobian cancels in the ratio). A ValueError when a side's covariance is singular (a
+    degenerate or discrete output), which no Gaussian density has.
+    """
+
+    name = "gaussian"
+
+    def __init__(self, max_fit: int | None = None, threads: int | None = 1):
+        self.max_fit, self.threads = max_fit, threads
+
+    def fit(self, X_p, X_q, seed=0):
+        """Fit with `threads` BLAS threads on the first `max_fit` rows per side (all by default);
+        deterministic, `seed` is unused."""
         with thread_limit(self.threads):
-            return in_chunks(chunk, X)
+            return self._fit(X_p, X_q)
+
+    def _fit(self, X_p, X_q):
+        X_p, X_q = np.asarray(X_p, float)[:self.max_fit], np.asarray(X_q, float)[:self.max_fit]
+        self._inner = Whitener().fit(np.concatenate([X_p, X_q]))
+        sides = []
+        for rows, label in ((self._inner(X_p), "M(D)"), (self._inner(X_q), "M(D')")):
+            mean = rows.mean(axis=0)
+            values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(rows, rowvar=False)))
+            if not values[0] > 1e-12 * values[-1]:
+                raise ValueError(f"the gaussian scorer needs a nonsingular covariance of each side's features; that "
+                                 f"of {label} is singular (a degenerate or discrete output): use scorer='quadratic' "
+                                 "or 'auto'")
+            precision = (vectors / values) @ vectors.T
+            sides.append((mean, precision, float(np.sum(np.log(values)))))
+        (m_p, P_p, logdet_p), (m_q, P_q, logdet_q) = sides
+        # log N(z; m, S) = -(z - m)^T S^-1 (z - m) / 2 - log det S / 2 - k log(2 pi) / 2, P's minus Q's:
+        self._form = (P_q - P_p) / 2
+        self._linear = P_p @ m_p - P_q @ m_q
+        self._constant = float(m_q @ P_q @ m_q - m_p @ P_p @ m_p + logdet_q - logdet_p) / 2
+        return self
 
 
 class KNNScorer:
@@ -228,6 +280,7 @@ def make(name: str, **options) -> Scorer:
 
 
 register("quadratic", QuadraticScorer)
+register("gaussian", GaussianScorer)
 register("knn", KNNScorer)
 register("mlp", MLPScorer)
 register("boosting", BoostingScorer)

@@ -276,7 +276,7 @@ def _report_files(report, title: str, timings: dict) -> dict:
     png = html.render_png(figure)
     timings["plot"] = time.perf_counter() - started
     started = time.perf_counter()
-    files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_frame().to_csv(index=False),
+    files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_csv(),
              "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
     timings["other_report_files"] = time.perf_counter() - started
     return files
@@ -696,7 +696,8 @@ def _add_audit_arguments(parser) -> None:
                         help="samples per side (default 1e6; at least 400: 50 each to fit, validate and hold out)")
     parser.add_argument("--seed", type=parse_seed, default=None,
                         help="random seed (default: fresh entropy, printed and recorded in report.json)")
-    parser.add_argument("--scorer", default="auto", help="auto (default), quadratic, knn, mlp, boosting, density, spline, segments")
+    parser.add_argument("--scorer", default="auto",
+                        help="auto (default), quadratic, gaussian, knn, mlp, boosting, density, spline, segments")
     parser.add_argument("--features", default="auto", help="auto (default), flatten, gram, float-grid")
     parser.add_argument("--method", default="threshold", choices=("threshold", "eureka"),
                         help="threshold (default: one score, whole curve) or eureka (the papers' estimator)")

@@ -237,6 +237,28 @@ def test_every_text_of_the_plot_is_legible_in_report_html_at_1280_px(tradeoff):
         assert "trade-off view: each point is a test" in markup.unescape(report.to_html(figure=figure))
 
 
+@pytest.mark.parametrize("tradeoff", [False, True])
+def test_the_fixed_margins_hold_every_text_without_overlaps(tradeoff):
+    # the layout is fixed inches, not measured (constrained layout cost 1.2 s): the drawn texts must still
+    # fit, with the longest legend of make_report (claimed point, hollow points, both certificates)
+    report = make_report()
+    report.certificates = [Certificate(0.0, 0.9, 0.05, "forward", 0.1), Certificate(1e-5, 0.8, 0.05, "forward", 0.1)]
+    if tradeoff:
+        a = np.linspace(0, 1, 11)
+        report.gdp = GDPCertificate(0.8, 0.05, "forward", 0.5, 0.2, tradeoff={
+            "type_one": a, "beta": 1 - a, "beta_lower": 1 - a, "beta_upper": 1 - a, "alpha": 0.05})
+    figure = report.plot(title="als on flights:20000 (remove row 7008, 1,000,000 samples per side)")
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    legend, title = figure.legends[0].get_window_extent(renderer), figure._suptitle.get_window_extent(renderer)
+    panels = [axis.get_tightbbox(renderer) for axis in figure.axes]  # with tick labels, axis labels, titles
+    width, height = figure.bbox.width, figure.bbox.height
+    assert len(legend_labels(figure)) >= 7 and 0 <= legend.y0 and legend.y1 < min(panel.y0 for panel in panels)
+    assert max(panel.y1 for panel in panels) < title.y0 and title.y1 <= height
+    assert 0 <= min(panel.x0 for panel in panels) and max(panel.x1 for panel in panels) <= width
+    assert all(left.x1 < right.x0 for left, right in zip(panels, panels[1:]))
+
+
 def test_a_claimed_delta_of_0_is_drawn_on_the_bottom_edge_of_the_log_panel():
     report = make_report(claimed_delta=0.0)
     figure = report.plot()

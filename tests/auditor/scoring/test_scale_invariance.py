@@ -15,7 +15,7 @@ from ndis.auditor.scoring.preprocessing import Standardiser, Whitener
 from tests.auditor.conftest import gaussian_delta_reference
 
 SCALES = (1e-150, 1e160)
-BUILT_IN = ("quadratic", "knn", "mlp", "boosting", "density", "spline", "segments")
+BUILT_IN = ("quadratic", "gaussian", "knn", "mlp", "boosting", "density", "spline", "segments")
 
 
 def _pair(n, dims=2, seed=0):

@@ -20,12 +20,14 @@ def _bayes_log_loss(X_p, X_q):
     return -(np.mean(log_expit(llr(X_p))) + np.mean(log_expit(-llr(X_q)))) / 2
 
 
-@pytest.mark.parametrize("name, slack", [("quadratic", 0.001), ("knn", 0.01), ("boosting", 0.01), ("mlp", 0.01)])
+@pytest.mark.parametrize("name, slack", [("quadratic", 0.001), ("gaussian", 0.001), ("knn", 0.01), ("boosting", 0.01),
+                                         ("mlp", 0.01)])
 def test_scorers_approach_the_bayes_log_loss_on_a_gaussian_pair(name, slack):
     # Mean and covariance shift in 2-D. On the same 20,000 + 20,000 validation points, a scorer's log-loss
     # is >= the Bayes log-loss up to sampling noise of the paired difference (~1e-3 here), and a good
-    # scorer is within `slack` of it: the quadratic model contains the exact log-likelihood ratio;
-    # the others estimate it non-parametrically from 30,000 points per side.
+    # scorer is within `slack` of it: the quadratic model contains the exact log-likelihood ratio, and the
+    # Gaussian plug-in is it with estimated moments; the others estimate it non-parametrically from 30,000
+    # points per side.
     rng = np.random.default_rng(0)
     fit_p, fit_q = _pair(rng, 30_000)
     val_p, val_q = _pair(rng, 20_000)
@@ -52,6 +54,27 @@ def test_quadratic_log_odds_are_the_logistic_models_decision_function():
     Z_new = scorer._inner(X_p[:500])
     expected = scorer.model.decision_function(Standardiser().fit(E)(np.concatenate([Z_new, Z_new[:, rows] * Z_new[:, cols]], axis=1)))
     np.testing.assert_allclose(scorer.log_odds(X_p[:500]), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+def test_gaussian_log_odds_are_the_difference_of_the_fitted_normal_log_densities():
+    # QDA's discriminant: log N(x; m_P, S_P) - log N(x; m_Q, S_Q) with each side's sample mean and
+    # covariance (np.cov), whatever the units of the outputs (here 1e150: squares beyond float64 without
+    # the whitening's power-of-two units); to rounding.
+    rng = np.random.default_rng(5)
+    mix = rng.normal(size=(3, 3))
+    X_p, X_q = rng.normal(0.2, 1.1, (4_000, 3)) @ mix * 1e150, rng.normal(size=(4_000, 3)) @ mix * 1e150
+    scorer = scorers.make("gaussian").fit(X_p, X_q)
+    rows = X_p[:300] / 1e150
+    expected = (multivariate_normal.logpdf(rows, X_p.mean(axis=0) / 1e150, np.cov(X_p / 1e150, rowvar=False))
+                - multivariate_normal.logpdf(rows, X_q.mean(axis=0) / 1e150, np.cov(X_q / 1e150, rowvar=False)))
+    np.testing.assert_allclose(scorer.log_odds(X_p[:300]), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_gaussian_scorer_refuses_a_singular_covariance():
+    rng = np.random.default_rng(6)
+    X_p = rng.normal(size=(1_000, 1)) * [1.0, 2.0]  # both columns the same up to scale
+    with pytest.raises(ValueError, match=r"that of M\(D\) is singular"):
+        scorers.make("gaussian").fit(X_p, rng.normal(size=(1_000, 2)))
 
 
 def test_mlp_is_reproducible_for_a_seed():

@@ -191,6 +191,7 @@ def test_audit_checks_a_gdp_claim_and_a_theory_curve_over_the_grid(tmp_path):
     frame = wrong.to_frame()
     np.testing.assert_allclose(frame["claimed"], claims.gaussian_dp(0.6)(EPS))
     assert frame["claim_refuted"].tolist() == wrong.claim.refuted.tolist()
+    assert wrong.to_csv() == frame.to_csv(index=False)  # spectrum.csv without pandas, the same text
     assert "refuted" in wrong.table() and "0.6-GDP" in wrong.table()
     assert len(wrong.plot().axes) == 3
     page = wrong.to_html(tmp_path / "report.html")

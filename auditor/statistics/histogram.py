@@ -63,7 +63,8 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
 
 class BinLocator:
     """b(s) = the number of edges <= s (`np.searchsorted(edges, s, side="right")`), bit for bit, at a
-    few passes over the scores instead of a binary search of ~21 steps through megabytes of edges.
+    few passes over the scores and ONE random read of a table per score, instead of a binary search
+    of ~21 dependent reads through megabytes of edges.
 
     The range [lo, hi] of the finite edges (but about 0.2% at each end) is cut into K =
     `PER_EDGE` x (edges in it) buckets of equal width: bucket(s) = clip(floor(x(s) + 1), 0, K + 2)
@@ -71,12 +72,15 @@ class BinLocator:
     above hi. bucket() is computed in floating point for the edges and the scores alike, and it is
     monotone (s <= s' gives bucket(s) <= bucket(s'): each step rounds monotonically), so every edge
     of a lower bucket is < s and every edge of a higher bucket is > s. Hence b(s) = (edges in the
-    buckets before s's, one table look-up) + (edges e <= s in s's bucket): none in the usual bucket
-    (whose first edge, read in the same pass, is then the next bucket's, > s), else found by
-    stepping through the bucket's few edges, at most `STEPS` steps; a score still short of its
-    place (a crowded bucket, or beyond lo or hi) is placed by `np.searchsorted` itself. So the
-    held-out histogram, and every count and report made from it, are exactly the binary search's.
-    Scores must not be NaN (`Binner` refuses them)."""
+    buckets before s's) + (edges e <= s in s's bucket). The table holds, for each bucket, both
+    numbers a score needs, side by side in one complex entry (one cache line, one read): the
+    bucket's first edge (or the next bucket's, > s, or NaN past the last, when it has none) and the
+    count of edges before it. In a bucket of at most one edge, b(s) = count + (s >= first edge);
+    a bucket of two or more edges is flagged by a negative count, and its scores step through its
+    edges, at most `STEPS` steps, a score still short of its place (a crowded bucket, or beyond lo
+    or hi) being placed by `np.searchsorted` itself. So the held-out histogram, and every count and
+    report made from it, are exactly the binary search's. Scores must not be NaN (`Binner` refuses
+    them). Counts are stored as float64 (exact below 2^53 edges)."""
 
     PER_EDGE, STEPS, SMALL = 2, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
 
@@ -93,8 +97,12 @@ class BinLocator:
         if not np.isfinite(self.scale) or self.scale <= 0:
             return
         self.padded = np.append(self.edges, np.nan)  # s >= NaN is False: no step beyond the last edge
-        before = np.cumsum(np.bincount(self._buckets(self.edges), minlength=self.k + 3))
-        self.table = np.concatenate([[0], before])  # table[j]: the edges in buckets < j
+        before = np.concatenate([[0], np.cumsum(np.bincount(self._buckets(self.edges), minlength=self.k + 3))])
+        before, crowded = before[:-1], np.diff(before) >= 2  # edges in the buckets < j; j holds two or more
+        self.table = np.empty(before.size, complex)
+        self.table.real = self.padded[before]
+        before[crowded] = -1 - before[crowded]
+        self.table.imag = before
 
     def _buckets(self, values):
         x = values - self.lo
@@ -108,17 +116,21 @@ class BinLocator:
         if self.table is None:
             return np.searchsorted(self.edges, scores, side="right")
         with np.errstate(invalid="ignore", over="ignore"):
-            located = self.table[self._buckets(scores)]
-        stepped = np.flatnonzero(scores >= self.padded[located])  # the first step, for every score
-        rest, at = scores[stepped], located[stepped] + 1
-        for _ in range(self.STEPS - 1):  # the scores with more edges <= them in their bucket
-            more = rest >= self.padded[at]
-            if not more.any():
-                break
-            at += more
-        located[stepped] = at
-        unplaced = stepped[rest >= self.padded[at]]
-        located[unplaced] = np.searchsorted(self.edges, scores[unplaced], side="right")
+            found = np.take(self.table, self._buckets(scores))
+        step = scores >= found.real
+        located = found.imag.astype(np.intp)
+        crowded = np.flatnonzero(located < 0)
+        located += step
+        if crowded.size:  # the scores of buckets with two or more edges
+            rest, at = scores[crowded], step[crowded] - 1 - located[crowded] + step[crowded]
+            for _ in range(self.STEPS):
+                more = rest >= self.padded[at]
+                if not more.any():
+                    break
+                at += more
+            unplaced = np.flatnonzero(rest >= self.padded[at])
+            at[unplaced] = np.searchsorted(self.edges, rest[unplaced], side="right")
+            located[crowded] = at
         return located
 
 
@@ -215,10 +227,25 @@ class ScoreHistogram:
         """err(eps): how much the held-out sweep over all thresholds can exceed the sweep over the edges."""
         if self.complete:
             return np.zeros(np.size(eps))
-        p, q = self.p / max(self.n_p, 1), self.q / max(self.n_q, 1)
-        num, den = (p, q) if direction == "forward" else (q, p)
-        occupied = (num > 0) & (den > 0)
-        return _max_of_minimum(num[occupied], den[occupied], np.exp(np.ravel(np.asarray(eps, dtype=float))))
+        (k_num, n_num), (k_den, n_den) = ((self.p, self.n_p), (self.q, self.n_q))[::1 if direction == "forward" else -1]
+        occupied = (k_num > 0) & (k_den > 0)
+        k_num, k_den = _distinct_pairs(k_num[occupied], k_den[occupied])  # the same maximum, over far fewer bins
+        return _max_of_minimum(k_num / max(n_num, 1), k_den / max(n_den, 1), np.exp(np.ravel(np.asarray(eps, dtype=float))))
+
+
+def _distinct_pairs(a, b):
+    """The distinct pairs (a[i], b[i]) of two equally long arrays of counts (>= 0), as two arrays: a
+    histogram of millions of bins holds a few hundred distinct pairs of counts."""
+    if not a.size:
+        return a, b
+    span = int(b.max()) + 1
+    if int(a.max()) >= 2**62 // span:  # the pair codes would overflow int64
+        pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1]
+    code = a * span + b
+    top = int(code.max()) + 1
+    found = np.flatnonzero(np.bincount(code)) if top <= 8 * code.size else np.unique(code)
+    return found // span, found % span
 
 
 def _max_of_minimum(num, den, factors):

@@ -58,7 +58,17 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
     j = np.arange(first.size) - first + 1  # 1 .. parts - 1 within each gap
     inner = np.repeat(finite[:-1], inner_per_gap) + j * np.repeat(gaps / parts, inner_per_gap)
     reach = 2.0 ** (np.arange(1, DOUBLINGS * refine + 1) / refine) - 1
-    return np.unique(np.concatenate([values, inner, finite[0] - local[0] * reach, finite[-1] + local[-1] * reach]))
+    left, right = finite[0] - local[0] * reach, finite[-1] + local[-1] * reach
+    # In order by construction: each gap's points follow its lower score. When rounding has not made
+    # two of them equal or out of order, this is the np.unique of them all, without its sort.
+    is_score = np.zeros(finite.size + inner.size, bool)
+    is_score[np.arange(finite.size) + np.concatenate([[0], np.cumsum(inner_per_gap)])] = True
+    middle = np.empty(is_score.size)
+    middle[is_score], middle[~is_score] = finite, inner
+    merged = np.concatenate([values[values < finite[0]], left[::-1], middle, right, values[values > finite[-1]]])
+    if np.all(merged[1:] > merged[:-1]):
+        return merged
+    return np.unique(np.concatenate([values, inner, left, right]))
 
 
 class BinLocator:
@@ -163,7 +173,7 @@ class ScoreHistogram:
     p: np.ndarray
     q: np.ndarray
     complete: bool = False
-    _above: tuple | None = field(default=None, init=False, repr=False, compare=False)  # `_survival`'s cache
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # cleared by `add`
 
     @classmethod
     def empty(cls, edges: np.ndarray) -> "ScoreHistogram":
@@ -188,16 +198,20 @@ class ScoreHistogram:
             target += counts
         else:
             np.add.at(target, bins, 1)
-        self._above = None
+        self._cache.clear()
         return self
 
     @property
     def n_p(self) -> int:
-        return int(self.p.sum())
+        if "n_p" not in self._cache:
+            self._cache["n_p"] = int(self.p.sum())
+        return self._cache["n_p"]
 
     @property
     def n_q(self) -> int:
-        return int(self.q.sum())
+        if "n_q" not in self._cache:
+            self._cache["n_q"] = int(self.q.sum())
+        return self._cache["n_q"]
 
     def counts(self, threshold) -> tuple[np.ndarray, np.ndarray]:
         """(k_p, k_q): the numbers of held-out scores >= threshold, exact for thresholds that are edges
@@ -213,24 +227,30 @@ class ScoreHistogram:
 
     def _survival(self):
         """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing); kept until the next `add`."""
-        if self._above is None:
-            self._above = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
-        return self._above
+        if "above" not in self._cache:
+            self._cache["above"] = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
+        return self._cache["above"]
 
     def roc(self) -> EmpiricalROC:
-        """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space."""
-        above_p, above_q = self._survival()
-        return EmpiricalROC(thresholds=np.concatenate([[np.inf], self.edges[::-1], [-np.inf]]),
-                            p=above_p[::-1] / max(self.n_p, 1), q=above_q[::-1] / max(self.n_q, 1))
+        """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space;
+        kept until the next `add` (do not modify it)."""
+        if "roc" not in self._cache:
+            above_p, above_q = self._survival()
+            self._cache["roc"] = EmpiricalROC(thresholds=np.concatenate([[np.inf], self.edges[::-1], [-np.inf]]),
+                                              p=above_p[::-1] / max(self.n_p, 1), q=above_q[::-1] / max(self.n_q, 1))
+        return self._cache["roc"]
 
     def sweep_error(self, eps, direction: str) -> np.ndarray:
         """err(eps): how much the held-out sweep over all thresholds can exceed the sweep over the edges."""
         if self.complete:
             return np.zeros(np.size(eps))
-        (k_num, n_num), (k_den, n_den) = ((self.p, self.n_p), (self.q, self.n_q))[::1 if direction == "forward" else -1]
-        occupied = (k_num > 0) & (k_den > 0)
-        k_num, k_den = _distinct_pairs(k_num[occupied], k_den[occupied])  # the same maximum, over far fewer bins
-        return _max_of_minimum(k_num / max(n_num, 1), k_den / max(n_den, 1), np.exp(np.ravel(np.asarray(eps, dtype=float))))
+        if "pairs" not in self._cache:  # the same maximum as over the bins, over far fewer pairs
+            occupied = (self.p > 0) & (self.q > 0)
+            self._cache["pairs"] = _distinct_pairs(self.p[occupied], self.q[occupied])
+        (k_num, n_num), (k_den, n_den) = ((k, max(n, 1)) for k, n in zip(self._cache["pairs"], (self.n_p, self.n_q)))
+        if direction != "forward":
+            (k_num, n_num), (k_den, n_den) = (k_den, n_den), (k_num, n_num)
+        return _max_of_minimum(k_num / n_num, k_den / n_den, np.exp(np.ravel(np.asarray(eps, dtype=float))))
 
 
 def _distinct_pairs(a, b):

@@ -101,7 +101,8 @@ SLACK = 1e-9
 @dataclass
 class _Side:
     """One direction's events: their probabilities (`num`, `den`), the two-step Wilson bounds
-    `lower`, `upper` and their values at every entry (`low`, `up`): what `select_event` needs at
+    `lower`, `upper`, their values at every entry (`low`, `up`) and at each band's larger num and
+    smaller den, widened (`band_low`, `band_up`; `_band_ceilings`): what `select_event` needs at
     every delta, computed once (`sides`)."""
 
     direction: str
@@ -111,6 +112,8 @@ class _Side:
     upper: object
     low: np.ndarray
     up: np.ndarray
+    band_low: np.ndarray
+    band_up: np.ndarray
 
 
 def sides(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tuple[int, int], level: float,
@@ -131,7 +134,13 @@ def sides(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tu
         def upper(p, nv=nv_den, nh=nh_den):
             return bounds.wilson_upper(bounds.wilson_upper(p, nv, z_valid), nh, z)
 
-        found.append(_Side(direction, num, den, lower, upper, lower(num), upper(den)))
+        low, up = lower(num), upper(den)
+        # Both bounds increase with their argument: at a band's larger num and smaller den they are the
+        # larger low and the smaller up of its two ends, widened by 1e-14 + 1e-12 of their value, far
+        # beyond the rounding of the Wilson formulas (a few units of 2^-52 of values <= 1).
+        band_low = np.maximum(low[:-1], low[1:]) * (1 + 1e-12) + 1e-14
+        band_up = np.maximum(np.minimum(up[:-1], up[1:]) * (1 - 1e-12) - 1e-14, 0.0)
+        found.append(_Side(direction, num, den, lower, upper, low, up, band_low, band_up))
     return found
 
 
@@ -168,13 +177,13 @@ def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_h
             den_g = den[bands] + gamma * (den[bands + 1] - den[bands])
             return _log_ratio(side.lower(num_g), side.upper(den_g), delta)
 
-        ceilings = _band_ceilings(np.maximum(side.low[:-1], side.low[1:]), np.minimum(side.up[:-1], side.up[1:]),
-                                  delta)
-        plain = float(np.max(_log_ratio(side.low[1:], side.up[1:], delta), initial=-np.inf)) - SLACK
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(side.low[1:] > delta, (side.low[1:] - delta) / side.up[1:], 0.0)
+            plain = float(np.log(np.max(ratios, initial=0.0))) - SLACK  # the plain level sets' best, rounding aside
         before = best
         for floor in (max(best[3], plain), -np.inf):
             best = before
-            bands = np.flatnonzero(ceilings >= floor)
+            bands = _band_ceilings(side, delta, floor)
             for gamma in GAMMAS:
                 predicted = predict(bands, gamma)
                 k = int(np.argmax(predicted)) if bands.size else 0
@@ -185,14 +194,17 @@ def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_h
     return best if np.isfinite(best[3]) else (None, 0, 1.0, -np.inf)
 
 
-def _band_ceilings(low, up, delta):
-    """An upper bound of the prediction log(lower(num) - delta) - log(upper(den)) over every event of
-    each band (between consecutive entries of num, den), from `low`, the larger of lower(num) at the
-    band's two ends, and `up`, the smaller of upper(den) (both bounds increase with their argument,
-    so these are their values at the band's larger num and smaller den), widened by 1e-14 + 1e-12 of
-    their value, far beyond the rounding of the Wilson formulas (a few units of 2^-52 of values <=
-    1), so that rounding cannot hide an event."""
-    return _log_ratio(low * (1 + 1e-12) + 1e-14, np.maximum(up * (1 - 1e-12) - 1e-14, 0.0), delta)
+def _band_ceilings(side: _Side, delta: float, floor: float) -> np.ndarray:
+    """The bands whose ceiling, an upper bound of the prediction log(lower(num) - delta) -
+    log(upper(den)) over every event of the band, log(band_low - delta) - log(band_up), is >=
+    `floor`. The ceilings are computed only on the candidates band_low - delta >= band_up e^floor
+    (1 - 1e-6), a test without logarithms that every band of ceiling >= floor passes (the two
+    differ by rounding, a few units of 2^-52, far below 1e-6)."""
+    candidates = np.arange(side.band_low.size)
+    if np.isfinite(floor):
+        threshold = np.exp(min(floor, 700.0)) * (1 - 1e-6)
+        candidates = np.flatnonzero(side.band_low - delta >= side.band_up * threshold)
+    return candidates[_log_ratio(side.band_low[candidates], side.band_up[candidates], delta) >= floor]
 
 
 def certify(roc_valid: spectrum.EmpiricalROC, held, delta: float, alpha: float,

@@ -107,12 +107,14 @@ class BinLocator:
         if not np.isfinite(self.scale) or self.scale <= 0:
             return
         self.padded = np.append(self.edges, np.nan)  # s >= NaN is False: no step beyond the last edge
-        before = np.concatenate([[0], np.cumsum(np.bincount(self._buckets(self.edges), minlength=self.k + 3))])
-        before, crowded = before[:-1], np.diff(before) >= 2  # edges in the buckets < j; j holds two or more
-        self.table = np.empty(before.size, complex)
-        self.table.real = self.padded[before]
-        before[crowded] = -1 - before[crowded]
-        self.table.imag = before
+        through = np.bincount(self._buckets(self.edges), minlength=self.k + 3)
+        crowded = through >= 2
+        np.cumsum(through, out=through)  # the edges in buckets <= j; before bucket j: through[j - 1]
+        self.table = np.empty(through.size, complex)
+        self.table[0] = self.padded[0]
+        self.table.real[1:] = np.take(self.padded, through[:-1])
+        self.table.imag[1:] = through[:-1]
+        self.table.imag[crowded] = -1 - self.table.imag[crowded]
 
     def _buckets(self, values):
         x = values - self.lo

@@ -169,7 +169,7 @@ def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_h
     this is the event of the search over every band; otherwise the direction is searched again
     over every band."""
     best = (None, 0, 1.0, -np.inf)
-    for side in found_sides or sides(roc_valid, n_valid, n_held, level, z_valid):
+    for side in found_sides if found_sides is not None else sides(roc_valid, n_valid, n_held, level, z_valid):
         num, den = side.num, side.den
 
         def predict(bands, gamma):

@@ -86,14 +86,16 @@ def _event_probabilities(roc: EmpiricalROC, direction: str):
     raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
 
 
-class _LinearMax:
-    """argmax over k < end of num[k] - c den[k] for c > 0, the first of the largest as np.argmax
-    gives it, bit for bit, reading only the blocks of `BLOCK` entries that can hold it.
+class _BlockMax:
+    """argmax over k < end of f(num[k], den[k]), for f increasing in num and decreasing in den: the
+    first of the largest, as np.argmax gives it, bit for bit, reading only the blocks of `BLOCK`
+    entries that can hold it.
 
-    In a block, num[k] <= (the block's largest num) and den[k] >= (its smallest den), so (rounding
-    being monotone) the computed num[k] - c den[k] is at most the block's bound, computed the same
-    way. The block of the largest bound is read first; every block whose bound reaches the largest
-    value found there is then read, in order: the blocks left out hold only smaller values."""
+    In a block, num[k] <= (the block's largest num) and den[k] >= (its smallest den), so the
+    computed f(num[k], den[k]) is at most f at those two (for f = num - c den exactly so, rounding
+    being monotone; a function rounded less tidily is given a `slack`). The block of the largest
+    bound is read first; every block whose bound reaches the largest value found there, less the
+    slack, is then read, in order: the blocks left out hold only smaller values."""
 
     BLOCK = 256
 
@@ -102,18 +104,23 @@ class _LinearMax:
         starts = np.arange(0, num.size, self.BLOCK)
         self.top, self.bottom = np.maximum.reduceat(num, starts), np.minimum.reduceat(den, starts)
 
-    def argmax(self, c: float, end: int | None = None) -> tuple[int, float]:
-        """(k, num[k] - c den[k]) of the first largest value among the entries k < `end` (all: None)."""
+    def argmax(self, f, end: int | None = None, slack: float = 0.0) -> tuple[int, float]:
+        """(k, f(num[k], den[k])) of the first largest value among the entries k < `end` (all: None)."""
         end, size = self.num.size if end is None else end, self.BLOCK
-        bound = self.top[:-(-end // size)] - c * self.bottom[:-(-end // size)]  # a last block past `end` too
-        first = int(np.argmax(bound))
-        start = first * size
-        largest = np.max(self.num[start:min(start + size, end)] - c * self.den[start:min(start + size, end)])
-        read = (np.flatnonzero(bound >= largest)[:, None] * size + np.arange(size)).ravel()  # ascending
+        blocks = -(-end // size)  # a last block past `end` too: its bound still bounds its part
+        bound = f(self.top[:blocks], self.bottom[:blocks])
+        start = int(np.argmax(bound)) * size
+        largest = np.max(f(self.num[start:min(start + size, end)], self.den[start:min(start + size, end)]))
+        read = (np.flatnonzero(bound >= largest - slack)[:, None] * size + np.arange(size)).ravel()  # ascending
         read = read[read < end]
-        values = self.num[read] - c * self.den[read]
+        values = f(self.num[read], self.den[read])
         k = int(np.argmax(values))
         return int(read[k]), values[k]
+
+
+def _minus(c):
+    """num - c den, for `_BlockMax`."""
+    return lambda num, den: num - c * den
 
 
 def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
@@ -122,19 +129,19 @@ def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
     The eps are taken in increasing order: with the events ordered by growing den-hat, a larger eps
     has a maximiser no later than a smaller one's (beyond it, num-hat - e^eps den-hat falls by at
     least as much as at it), so each search is restricted to the previous maximiser's prefix, and
-    reads only the blocks of events that can hold the maximum (`_LinearMax`). Memory O(n).
+    reads only the blocks of events that can hold the maximum (`_BlockMax`). Memory O(n).
     """
     num, den = _event_probabilities(roc, direction)
     flip = direction == "reverse"  # complements shrink as the level sets grow: search from the other end
     if flip:
         num, den = num[::-1], den[::-1]
-    search = _LinearMax(num, den)
+    search = _BlockMax(num, den)
     eps = np.asarray(eps, dtype=float)
     delta = np.empty(eps.size)
     best = np.empty(eps.size, dtype=int)
     end = num.size
     for i in np.argsort(eps, kind="stable"):
-        k, value = search.argmax(np.exp(eps[i]), end)
+        k, value = search.argmax(_minus(np.exp(eps[i])), end)
         delta[i], end = max(value, 0.0), k + 1
         best[i] = num.size - 1 - k if flip else k
     return delta, roc.thresholds[best]
@@ -167,9 +174,9 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     eps = np.asarray(eps, dtype=float)
     thresholds = np.empty(eps.size)
     predicted = np.empty(eps.size)
-    search = _LinearMax(low_num, up_den)
+    search = _BlockMax(low_num, up_den)
     for i, e in enumerate(eps):
-        k, predicted[i] = search.argmax(np.exp(e))
+        k, predicted[i] = search.argmax(_minus(np.exp(e)))
         thresholds[i] = roc.thresholds[k]
     return thresholds, predicted
 

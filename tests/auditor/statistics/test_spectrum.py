@@ -193,8 +193,8 @@ def test_empirical_roc_is_the_roc_of_one_stable_sort_bit_for_bit(law):
 
 
 @pytest.mark.parametrize("law", ["smooth", "flat", "ties"])
-def test_linear_max_is_np_argmax_over_the_prefix_bit_for_bit(law):
-    """`_LinearMax` reads only the blocks that can hold the maximum, yet returns np.argmax's index
+def test_block_max_is_np_argmax_over_the_prefix_bit_for_bit(law):
+    """`_BlockMax` reads only the blocks that can hold the maximum, yet returns np.argmax's index
     (the first of the largest) and value, over any prefix and factor: on a smooth ROC, on a flat
     one (many blocks reach the maximum) and on one whose values tie exactly."""
     rng = np.random.default_rng(22)
@@ -202,9 +202,9 @@ def test_linear_max_is_np_argmax_over_the_prefix_bit_for_bit(law):
     num, den = {"smooth": lambda: (np.sort(rng.random(size)), np.sort(rng.random(size)) ** 2),
                 "flat": lambda: (np.linspace(0, 1, size), np.linspace(0, 1, size)),
                 "ties": lambda: (np.repeat(np.arange(50) / 50, size // 50), np.repeat(np.arange(50) / 50, size // 50))}[law]()
-    search = spectrum._LinearMax(num, den)
+    search = spectrum._BlockMax(num, den)
     for c in (0.0, 1e-3, 0.5, 1.0, 1.0 + 1e-12, 3.0, 1e6):
         for end in (1, 2, 255, 256, 257, 1_234, size):
             values = num[:end] - c * den[:end]
-            k, value = search.argmax(c, end)
+            k, value = search.argmax(spectrum._minus(c), end)
             assert k == int(np.argmax(values)) and value == values[k]

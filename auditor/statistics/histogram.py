@@ -92,7 +92,7 @@ class BinLocator:
     report made from it, are exactly the binary search's. Scores must not be NaN (`Binner` refuses
     them). Counts are stored as float64 (exact below 2^53 edges)."""
 
-    PER_EDGE, STEPS, SMALL = 2, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
+    PER_EDGE, STEPS, SMALL = 3, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
 
     def __init__(self, edges: np.ndarray):
         self.edges = np.asarray(edges, dtype=float)

@@ -175,7 +175,7 @@ class ScoreHistogram:
     p: np.ndarray
     q: np.ndarray
     complete: bool = False
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # cleared by `add`
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # totals, survival, pairs; `add` clears it
 
     @classmethod
     def empty(cls, edges: np.ndarray) -> "ScoreHistogram":
@@ -234,13 +234,10 @@ class ScoreHistogram:
         return self._cache["above"]
 
     def roc(self) -> EmpiricalROC:
-        """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space;
-        kept until the next `add` (do not modify it)."""
-        if "roc" not in self._cache:
-            above_p, above_q = self._survival()
-            self._cache["roc"] = EmpiricalROC(thresholds=np.concatenate([[np.inf], self.edges[::-1], [-np.inf]]),
-                                              p=above_p[::-1] / max(self.n_p, 1), q=above_q[::-1] / max(self.n_q, 1))
-        return self._cache["roc"]
+        """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space."""
+        above_p, above_q = self._survival()
+        return EmpiricalROC(thresholds=np.concatenate([[np.inf], self.edges[::-1], [-np.inf]]),
+                            p=above_p[::-1] / max(self.n_p, 1), q=above_q[::-1] / max(self.n_q, 1))
 
     def sweep_error(self, eps, direction: str) -> np.ndarray:
         """err(eps): how much the held-out sweep over all thresholds can exceed the sweep over the edges."""

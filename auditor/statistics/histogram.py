@@ -175,7 +175,7 @@ class ScoreHistogram:
     p: np.ndarray
     q: np.ndarray
     complete: bool = False
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # totals, survival, pairs; `add` clears it
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # cleared by `add`
 
     @classmethod
     def empty(cls, edges: np.ndarray) -> "ScoreHistogram":

@@ -33,7 +33,7 @@ from ndis.auditor.scoring import scorers
 from ndis.auditor.scoring import selection
 from ndis.auditor.statistics import spectrum
 from ndis.auditor.statistics.bounds import detectable_floor, samples_for_floor
-from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify
+from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify_all
 from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
@@ -512,8 +512,8 @@ def _certify(plan: _Plan, curves, evidence, info, sampling_rate) -> tuple:
     alpha, claimed = plan.alpha, plan.claimed
     if plan.method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
-        certificates = [certify(evidence.roc_valid, evidence.held, delta, alpha, n_select=evidence.n_valid,
-                                seed=evidence.seed) for delta in deltas]
+        certificates = certify_all(evidence.roc_valid, evidence.held, deltas, alpha, n_select=evidence.n_valid,
+                                   seed=evidence.seed)
         gdp_certificate = gdp.certify_gdp(evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         gdp_certificate.tradeoff = gdp.tradeoff_view(evidence.held.roc(), evidence.held.n_p, evidence.held.n_q, alpha)
     if claimed is not None:

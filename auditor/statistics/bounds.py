@@ -72,10 +72,23 @@ def wilson_lower(p, n, z):
     will give the best bound (the bound that is reported is always Clopper-Pearson).
     """
     p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
+    shape = np.broadcast_shapes(p.shape, n.shape)
     z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z2 / (4 * n * n))
-    return np.clip(centre - half, 0.0, 1.0)
+    # (p + z2 / 2n) / (1 + z2 / n) - z / (1 + z2 / n) sqrt(p (1 - p) / n + z2 / 4n^2), operation by
+    # operation, in place (products in the other order: the same numbers, bit for bit).
+    scale = 1 + z2 / n
+    centre = np.add(p, z2 / (2 * n), out=np.empty(shape))
+    centre /= scale
+    half = np.subtract(1.0, p, out=np.empty(shape))
+    half *= p
+    np.maximum(half, 0.0, out=half)
+    half /= n
+    half += z2 / (4 * n * n)
+    np.sqrt(half, out=half)
+    half *= z / scale
+    centre -= half
+    np.clip(centre, 0.0, 1.0, out=centre)
+    return centre if centre.ndim else centre[()]
 
 
 def wilson_upper(p, n, z):

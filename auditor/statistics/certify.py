@@ -95,59 +95,118 @@ def randomized_count(k_lower: int, k_above: int, gamma: float, rng: np.random.Ge
     return k_above + (k_lower - k_above if gamma == 1 else int(rng.binomial(k_lower - k_above, gamma)))
 
 
-def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tuple[int, int],
-                 delta: float, level: float, z_valid: float = Z_VALID):
-    """(direction, k, gamma, predicted eps_lo) of the randomized threshold event with the largest
-    predicted log((P_lo - delta) / Q_hi); k indexes `roc_valid.thresholds` (the band is between
-    entries k - 1 and k). The validation frequencies are first moved `z_valid` Wilson standard
-    errors to the pessimistic side (at the validation sizes `n_valid` = (P side, Q side)), then
-    bounded by Wilson bounds at the held-out sizes `n_held` and per-bound `level`. Direction None
-    when no event is predicted to give P_lo > delta.
+#: How far below the best plain level set, predicted at its entry, the search's floor is put (in
+#: log units): the entry's prediction and the band's at gamma = 1 differ by rounding only.
+SLACK = 1e-9
 
-    The search is over (direction, gamma, band) in that order, the first of the largest predictions
-    winning. Both Wilson steps are increasing, so every gamma's prediction on a band is at most the
-    prediction at the band's larger numerator and smaller denominator end (`_band_ceilings`); only
-    the bands whose ceiling reaches the best prediction of the plain level sets are searched over
-    every gamma, which finds the same event as searching them all."""
+
+@dataclass
+class _Side:
+    """One direction's events: their probabilities (`num`, `den`), the two-step Wilson bounds
+    `lower`, `upper`, their values at every entry (`low`, `up`) and at each band's larger num and
+    smaller den, widened (`band_low`, `band_up`; `_band_ceilings`): what `select_event` needs at
+    every delta, computed once (`sides`)."""
+
+    direction: str
+    num: np.ndarray
+    den: np.ndarray
+    lower: object
+    upper: object
+    low: np.ndarray
+    up: np.ndarray
+    band_low: np.ndarray
+    band_up: np.ndarray
+
+
+def sides(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tuple[int, int], level: float,
+          z_valid: float = Z_VALID) -> list[_Side]:
+    """Both directions' `_Side`: the validation frequencies moved `z_valid` Wilson standard errors
+    to the pessimistic side (validation sizes `n_valid` = (P side, Q side)), then Wilson bounds at
+    the held-out sizes `n_held` and per-bound `level`."""
     z = bounds.normal_isf(level)
-    best = (None, 0, 1.0, -np.inf)
+    found = []
     for direction in spectrum.DIRECTIONS:
         num, den = spectrum._event_probabilities(roc_valid, direction)
         order = slice(None) if direction == "forward" else slice(None, None, -1)
         (nv_num, nv_den), (nh_num, nh_den) = n_valid[order], n_held[order]
 
+        def lower(p, nv=nv_num, nh=nh_num):
+            return bounds.wilson_lower(bounds.wilson_lower(p, nv, z_valid), nh, z)
+
+        def upper(p, nv=nv_den, nh=nh_den):
+            return bounds.wilson_upper(bounds.wilson_upper(p, nv, z_valid), nh, z)
+
+        low, up = lower(num), upper(den)
+        # Both bounds increase with their argument: at a band's larger num and smaller den they are the
+        # larger low and the smaller up of its two ends, widened by 1e-14 + 1e-12 of their value, far
+        # beyond the rounding of the Wilson formulas (a few units of 2^-52 of values <= 1).
+        band_low = np.maximum(low[:-1], low[1:]) * (1 + 1e-12) + 1e-14
+        band_up = np.maximum(np.minimum(up[:-1], up[1:]) * (1 - 1e-12) - 1e-14, 0.0)
+        found.append(_Side(direction, num, den, lower, upper, low, up, band_low, band_up))
+    return found
+
+
+def _log_ratio(low, up, delta):
+    """log((low - delta) / up), -inf where low <= delta."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(low > delta, np.log(low - delta) - np.log(up), -np.inf)
+
+
+def select_event(roc_valid: spectrum.EmpiricalROC, n_valid: tuple[int, int], n_held: tuple[int, int],
+                 delta: float, level: float, z_valid: float = Z_VALID, found_sides: list[_Side] | None = None):
+    """(direction, k, gamma, predicted eps_lo) of the randomized threshold event with the largest
+    predicted log((P_lo - delta) / Q_hi); k indexes `roc_valid.thresholds` (the band is between
+    entries k - 1 and k). The validation frequencies are first moved `z_valid` Wilson standard
+    errors to the pessimistic side (at the validation sizes `n_valid` = (P side, Q side)), then
+    bounded by Wilson bounds at the held-out sizes `n_held` and per-bound `level` (`sides`, which
+    may be passed as `found_sides` when several deltas are certified). Direction None when no
+    event is predicted to give P_lo > delta.
+
+    The search is over (direction, gamma, band) in that order, the first of the largest predictions
+    winning. Both Wilson steps are increasing, so every gamma's prediction on a band is at most the
+    prediction at the band's larger numerator and smaller denominator end (`_band_ceilings`); only
+    the bands whose ceiling reaches a floor are searched over every gamma: the best so far, or the
+    best plain level set's prediction at its entry less `SLACK`. When the search finds an event at
+    or above the floor, no band left out (its ceiling below the floor) could have won or tied, so
+    this is the event of the search over every band; otherwise the direction is searched again
+    over every band."""
+    best = (None, 0, 1.0, -np.inf)
+    for side in found_sides if found_sides is not None else sides(roc_valid, n_valid, n_held, level, z_valid):
+        num, den = side.num, side.den
+
         def predict(bands, gamma):
             num_g = num[bands] + gamma * (num[bands + 1] - num[bands])
             den_g = den[bands] + gamma * (den[bands + 1] - den[bands])
-            low = bounds.wilson_lower(bounds.wilson_lower(num_g, nv_num, z_valid), nh_num, z)
-            up = bounds.wilson_upper(bounds.wilson_upper(den_g, nv_den, z_valid), nh_den, z)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.where(low > delta, np.log(low - delta) - np.log(up), -np.inf)
+            return _log_ratio(side.lower(num_g), side.upper(den_g), delta)
 
-        every = np.arange(num.size - 1)
-        reached = max(best[3], float(np.max(predict(every, GAMMAS[-1]), initial=-np.inf)))
-        ceilings = _band_ceilings(num, den, delta, lambda p: bounds.wilson_lower(
-            bounds.wilson_lower(p, nv_num, z_valid), nh_num, z), lambda p: bounds.wilson_upper(
-            bounds.wilson_upper(p, nv_den, z_valid), nh_den, z))
-        bands = every[ceilings >= reached]
-        for gamma in GAMMAS:
-            predicted = predict(bands, gamma)
-            k = int(np.argmax(predicted)) if bands.size else 0
-            if bands.size and predicted[k] > best[3]:
-                best = (direction, int(bands[k]) + 1, float(gamma), float(predicted[k]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(side.low[1:] > delta, (side.low[1:] - delta) / side.up[1:], 0.0)
+            plain = float(np.log(np.max(ratios, initial=0.0))) - SLACK  # the plain level sets' best, rounding aside
+        before = best
+        for floor in (max(best[3], plain), -np.inf):
+            best = before
+            bands = _band_ceilings(side, delta, floor)
+            for gamma in GAMMAS:
+                predicted = predict(bands, gamma)
+                k = int(np.argmax(predicted)) if bands.size else 0
+                if bands.size and predicted[k] > best[3]:
+                    best = (side.direction, int(bands[k]) + 1, float(gamma), float(predicted[k]))
+            if best[3] >= floor:
+                break
     return best if np.isfinite(best[3]) else (None, 0, 1.0, -np.inf)
 
 
-def _band_ceilings(num, den, delta, lower, upper):
-    """An upper bound of the prediction log(lower(num) - delta) - log(upper(den)) over every event of
-    each band (between consecutive entries of num, den): the prediction at the band's larger num and
-    smaller den, with the bounds widened by 1e-14 + 1e-12 of their value, far beyond the rounding of
-    the Wilson formulas (a few units of 2^-52 of values <= 1), so that rounding cannot hide an event."""
-    low = lower(np.maximum(num[:-1], num[1:]))
-    up = upper(np.minimum(den[:-1], den[1:]))
-    low, up = low * (1 + 1e-12) + 1e-14, np.maximum(up * (1 - 1e-12) - 1e-14, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(low > delta, np.log(low - delta) - np.log(up), -np.inf)
+def _band_ceilings(side: _Side, delta: float, floor: float) -> np.ndarray:
+    """The bands whose ceiling, an upper bound of the prediction log(lower(num) - delta) -
+    log(upper(den)) over every event of the band, log(band_low - delta) - log(band_up), is >=
+    `floor`. The ceilings are computed only on the candidates band_low - delta >= band_up e^floor
+    (1 - 1e-6), a test without logarithms that every band of ceiling >= floor passes (the two
+    differ by rounding, a few units of 2^-52, far below 1e-6)."""
+    candidates = np.arange(side.band_low.size)
+    if np.isfinite(floor):
+        threshold = np.exp(min(floor, 700.0)) * (1 - 1e-6)
+        candidates = np.flatnonzero(side.band_low - delta >= side.band_up * threshold)
+    return candidates[_log_ratio(side.band_low[candidates], side.band_up[candidates], delta) >= floor]
 
 
 def certify(roc_valid: spectrum.EmpiricalROC, held, delta: float, alpha: float,
@@ -158,11 +217,26 @@ def certify(roc_valid: spectrum.EmpiricalROC, held, delta: float, alpha: float,
     `n_select` = the validation sizes (P side, Q side), default the held-out sizes; `seed` (int,
     SeedSequence or None) seeds the randomized acceptance of the band. One event, its two
     Clopper-Pearson bounds at alpha / 2 each."""
-    if not 0 <= delta < 1:
-        raise ValueError(f"delta must lie in [0, 1), got {delta}")
+    return certify_all(roc_valid, held, [delta], alpha, n_select, seed)[0]
+
+
+def certify_all(roc_valid: spectrum.EmpiricalROC, held, deltas, alpha: float,
+                n_select: tuple[int, int] | None = None, seed=None) -> list[Certificate]:
+    """`certify` at each of `deltas` (each a statement at confidence 1 - alpha, its acceptance draws
+    seeded by `seed` afresh), the Wilson bounds of the events computed once for all of them."""
+    for delta in deltas:
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must lie in [0, 1), got {delta}")
     level = alpha / 2
     n_p, n_q = held.n_p, held.n_q
-    direction, k, gamma, _ = select_event(roc_valid, n_select or (n_p, n_q), (n_p, n_q), delta, level)
+    found = sides(roc_valid, n_select or (n_p, n_q), (n_p, n_q), level)
+    return [_certify_one(roc_valid, held, delta, alpha, found, seed) for delta in deltas]
+
+
+def _certify_one(roc_valid, held, delta, alpha, found, seed) -> Certificate:
+    level = alpha / 2
+    n_p, n_q = held.n_p, held.n_q
+    direction, k, gamma, _ = select_event(roc_valid, None, None, delta, level, found_sides=found)
     if direction is None:
         return Certificate(float(delta), 0.0, float(alpha))
     lower, above = roc_valid.thresholds[k], roc_valid.thresholds[k - 1]

@@ -83,11 +83,13 @@ def select_event(roc_valid: spectrum.EmpiricalROC, direction: str, n_num: float,
     Phi^-1(P_lo) - Phi^-1(Q_hi) at sizes (n_num, n_den); (None, -inf) when none is positive."""
     num, den = spectrum._event_probabilities(roc_valid, direction)
     z = bounds.normal_isf(level) + Z_SELECT
-    predicted = _probit_gap(bounds.wilson_lower(num, n_num, z), bounds.wilson_upper(den, n_den, z))
-    k = int(np.argmax(predicted))
-    if not predicted[k] > 0:
+    # The probit gap increases with P_lo and decreases with Q_hi: only the blocks of events that can
+    # hold its maximum are evaluated (the slack covers the rounding of ndtri, a few units of 2^-52).
+    search = spectrum._BlockMax(bounds.wilson_lower(num, n_num, z), bounds.wilson_upper(den, n_den, z))
+    k, predicted = search.argmax(_probit_gap, slack=1e-9)
+    if not predicted > 0:
         return None, -np.inf
-    return float(roc_valid.thresholds[k]), float(predicted[k])
+    return float(roc_valid.thresholds[k]), float(predicted)
 
 
 def certify_gdp(roc_valid: spectrum.EmpiricalROC, held, alpha: float, n_select: tuple[int, int]) -> GDPCertificate:

@@ -58,12 +58,23 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
     j = np.arange(first.size) - first + 1  # 1 .. parts - 1 within each gap
     inner = np.repeat(finite[:-1], inner_per_gap) + j * np.repeat(gaps / parts, inner_per_gap)
     reach = 2.0 ** (np.arange(1, DOUBLINGS * refine + 1) / refine) - 1
-    return np.unique(np.concatenate([values, inner, finite[0] - local[0] * reach, finite[-1] + local[-1] * reach]))
+    left, right = finite[0] - local[0] * reach, finite[-1] + local[-1] * reach
+    # In order by construction: each gap's points follow its lower score. When rounding has not made
+    # two of them equal or out of order, this is the np.unique of them all, without its sort.
+    is_score = np.zeros(finite.size + inner.size, bool)
+    is_score[np.arange(finite.size) + np.concatenate([[0], np.cumsum(inner_per_gap)])] = True
+    middle = np.empty(is_score.size)
+    middle[is_score], middle[~is_score] = finite, inner
+    merged = np.concatenate([values[values < finite[0]], left[::-1], middle, right, values[values > finite[-1]]])
+    if np.all(merged[1:] > merged[:-1]):
+        return merged
+    return np.unique(np.concatenate([values, inner, left, right]))
 
 
 class BinLocator:
     """b(s) = the number of edges <= s (`np.searchsorted(edges, s, side="right")`), bit for bit, at a
-    few passes over the scores instead of a binary search of ~21 steps through megabytes of edges.
+    few passes over the scores and ONE random read of a table per score, instead of a binary search
+    of ~21 dependent reads through megabytes of edges.
 
     The range [lo, hi] of the finite edges (but about 0.2% at each end) is cut into K =
     `PER_EDGE` x (edges in it) buckets of equal width: bucket(s) = clip(floor(x(s) + 1), 0, K + 2)
@@ -71,14 +82,17 @@ class BinLocator:
     above hi. bucket() is computed in floating point for the edges and the scores alike, and it is
     monotone (s <= s' gives bucket(s) <= bucket(s'): each step rounds monotonically), so every edge
     of a lower bucket is < s and every edge of a higher bucket is > s. Hence b(s) = (edges in the
-    buckets before s's, one table look-up) + (edges e <= s in s's bucket): none in the usual bucket
-    (whose first edge, read in the same pass, is then the next bucket's, > s), else found by
-    stepping through the bucket's few edges, at most `STEPS` steps; a score still short of its
-    place (a crowded bucket, or beyond lo or hi) is placed by `np.searchsorted` itself. So the
-    held-out histogram, and every count and report made from it, are exactly the binary search's.
-    Scores must not be NaN (`Binner` refuses them)."""
+    buckets before s's) + (edges e <= s in s's bucket). The table holds, for each bucket, both
+    numbers a score needs, side by side in one complex entry (one cache line, one read): the
+    bucket's first edge (or the next bucket's, > s, or NaN past the last, when it has none) and the
+    count of edges before it. In a bucket of at most one edge, b(s) = count + (s >= first edge);
+    a bucket of two or more edges is flagged by a negative count, and its scores step through its
+    edges, at most `STEPS` steps, a score still short of its place (a crowded bucket, or beyond lo
+    or hi) being placed by `np.searchsorted` itself. So the held-out histogram, and every count and
+    report made from it, are exactly the binary search's. Scores must not be NaN (`Binner` refuses
+    them). Counts are stored as float64 (exact below 2^53 edges)."""
 
-    PER_EDGE, STEPS, SMALL = 2, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
+    PER_EDGE, STEPS, SMALL = 3, 4, 4096  # buckets per edge; steps in a bucket; fewer edges: plain search
 
     def __init__(self, edges: np.ndarray):
         self.edges = np.asarray(edges, dtype=float)
@@ -93,8 +107,14 @@ class BinLocator:
         if not np.isfinite(self.scale) or self.scale <= 0:
             return
         self.padded = np.append(self.edges, np.nan)  # s >= NaN is False: no step beyond the last edge
-        before = np.cumsum(np.bincount(self._buckets(self.edges), minlength=self.k + 3))
-        self.table = np.concatenate([[0], before])  # table[j]: the edges in buckets < j
+        through = np.bincount(self._buckets(self.edges), minlength=self.k + 3)
+        crowded = through >= 2
+        np.cumsum(through, out=through)  # the edges in buckets <= j; before bucket j: through[j - 1]
+        self.table = np.empty(through.size, complex)
+        self.table[0] = self.padded[0]
+        self.table.real[1:] = np.take(self.padded, through[:-1])
+        self.table.imag[1:] = through[:-1]
+        self.table.imag[crowded] = -1 - self.table.imag[crowded]
 
     def _buckets(self, values):
         x = values - self.lo
@@ -108,17 +128,21 @@ class BinLocator:
         if self.table is None:
             return np.searchsorted(self.edges, scores, side="right")
         with np.errstate(invalid="ignore", over="ignore"):
-            located = self.table[self._buckets(scores)]
-        stepped = np.flatnonzero(scores >= self.padded[located])  # the first step, for every score
-        rest, at = scores[stepped], located[stepped] + 1
-        for _ in range(self.STEPS - 1):  # the scores with more edges <= them in their bucket
-            more = rest >= self.padded[at]
-            if not more.any():
-                break
-            at += more
-        located[stepped] = at
-        unplaced = stepped[rest >= self.padded[at]]
-        located[unplaced] = np.searchsorted(self.edges, scores[unplaced], side="right")
+            found = np.take(self.table, self._buckets(scores))
+        step = scores >= found.real
+        located = found.imag.astype(np.intp)
+        crowded = np.flatnonzero(located < 0)
+        located += step
+        if crowded.size:  # the scores of buckets with two or more edges
+            rest, at = scores[crowded], step[crowded] - 1 - located[crowded] + step[crowded]
+            for _ in range(self.STEPS):
+                more = rest >= self.padded[at]
+                if not more.any():
+                    break
+                at += more
+            unplaced = np.flatnonzero(rest >= self.padded[at])
+            at[unplaced] = np.searchsorted(self.edges, rest[unplaced], side="right")
+            located[crowded] = at
         return located
 
 
@@ -151,7 +175,7 @@ class ScoreHistogram:
     p: np.ndarray
     q: np.ndarray
     complete: bool = False
-    _above: tuple | None = field(default=None, init=False, repr=False, compare=False)  # `_survival`'s cache
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # cleared by `add`
 
     @classmethod
     def empty(cls, edges: np.ndarray) -> "ScoreHistogram":
@@ -176,16 +200,20 @@ class ScoreHistogram:
             target += counts
         else:
             np.add.at(target, bins, 1)
-        self._above = None
+        self._cache.clear()
         return self
 
     @property
     def n_p(self) -> int:
-        return int(self.p.sum())
+        if "n_p" not in self._cache:
+            self._cache["n_p"] = int(self.p.sum())
+        return self._cache["n_p"]
 
     @property
     def n_q(self) -> int:
-        return int(self.q.sum())
+        if "n_q" not in self._cache:
+            self._cache["n_q"] = int(self.q.sum())
+        return self._cache["n_q"]
 
     def counts(self, threshold) -> tuple[np.ndarray, np.ndarray]:
         """(k_p, k_q): the numbers of held-out scores >= threshold, exact for thresholds that are edges
@@ -201,9 +229,9 @@ class ScoreHistogram:
 
     def _survival(self):
         """Counts of bins >= b, for b = 0..m+1 (entry m+1: nothing); kept until the next `add`."""
-        if self._above is None:
-            self._above = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
-        return self._above
+        if "above" not in self._cache:
+            self._cache["above"] = tuple(np.append(np.cumsum(c[::-1])[::-1], 0) for c in (self.p, self.q))
+        return self._cache["above"]
 
     def roc(self) -> EmpiricalROC:
         """The held-out ROC over the edges: events {s >= edge} from the empty one to the whole space."""
@@ -215,10 +243,28 @@ class ScoreHistogram:
         """err(eps): how much the held-out sweep over all thresholds can exceed the sweep over the edges."""
         if self.complete:
             return np.zeros(np.size(eps))
-        p, q = self.p / max(self.n_p, 1), self.q / max(self.n_q, 1)
-        num, den = (p, q) if direction == "forward" else (q, p)
-        occupied = (num > 0) & (den > 0)
-        return _max_of_minimum(num[occupied], den[occupied], np.exp(np.ravel(np.asarray(eps, dtype=float))))
+        if "pairs" not in self._cache:  # the same maximum as over the bins, over far fewer pairs
+            occupied = (self.p > 0) & (self.q > 0)
+            self._cache["pairs"] = _distinct_pairs(self.p[occupied], self.q[occupied])
+        (k_num, n_num), (k_den, n_den) = ((k, max(n, 1)) for k, n in zip(self._cache["pairs"], (self.n_p, self.n_q)))
+        if direction != "forward":
+            (k_num, n_num), (k_den, n_den) = (k_den, n_den), (k_num, n_num)
+        return _max_of_minimum(k_num / n_num, k_den / n_den, np.exp(np.ravel(np.asarray(eps, dtype=float))))
+
+
+def _distinct_pairs(a, b):
+    """The distinct pairs (a[i], b[i]) of two equally long arrays of counts (>= 0), as two arrays: a
+    histogram of millions of bins holds a few hundred distinct pairs of counts."""
+    if not a.size:
+        return a, b
+    span = int(b.max()) + 1
+    if int(a.max()) >= 2**62 // span:  # the pair codes would overflow int64
+        pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1]
+    code = a * span + b
+    top = int(code.max()) + 1
+    found = np.flatnonzero(np.bincount(code)) if top <= 8 * code.size else np.unique(code)
+    return found // span, found % span
 
 
 def _max_of_minimum(num, den, factors):

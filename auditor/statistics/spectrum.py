@@ -59,20 +59,21 @@ class EmpiricalROC:
 
 
 def empirical_roc(scores_p: np.ndarray, scores_q: np.ndarray) -> EmpiricalROC:
-    """All level-set events of the pooled scores, sorted once: O(n log n)."""
-    scores_p = np.asarray(scores_p, dtype=float).ravel()
-    scores_q = np.asarray(scores_q, dtype=float).ravel()
-    values = np.concatenate([scores_p, scores_q])
-    from_p = np.concatenate([np.ones(scores_p.size, bool), np.zeros(scores_q.size, bool)])
-    order = np.argsort(-values, kind="stable")
-    values, from_p = values[order], from_p[order]
-    count_p = np.cumsum(from_p)
-    count_q = np.arange(1, values.size + 1) - count_p
-    last_of_tie = np.flatnonzero(np.append(values[1:] != values[:-1], True))
+    """All level-set events of the pooled scores: each side sorted once, O(n log n), and the counts
+    of scores >= each distinct value found by binary search in them."""
+    given = [np.asarray(s, dtype=float).ravel() for s in (scores_p, scores_q)]
+    scores_p, scores_q = (np.sort(s) for s in given)
+    values = np.unique(np.concatenate([scores_p, scores_q]))[::-1]  # the distinct scores, descending
+    zero = np.flatnonzero(values == 0)
+    if zero.size:  # 0.0 and -0.0 are one threshold: written as the last zero given, P's then Q's
+        zeros = np.concatenate([s[s == 0] for s in given])
+        values[zero] = zeros[-1]
+    count_p = scores_p.size - np.searchsorted(scores_p, values, side="left")
+    count_q = scores_q.size - np.searchsorted(scores_q, values, side="left")
     return EmpiricalROC(
-        thresholds=np.concatenate([[np.inf], values[last_of_tie]]),
-        p=np.concatenate([[0.0], count_p[last_of_tie] / scores_p.size]),
-        q=np.concatenate([[0.0], count_q[last_of_tie] / scores_q.size]),
+        thresholds=np.concatenate([[np.inf], values]),
+        p=np.concatenate([[0.0], count_p / scores_p.size]),
+        q=np.concatenate([[0.0], count_q / scores_q.size]),
     )
 
 
@@ -85,26 +86,63 @@ def _event_probabilities(roc: EmpiricalROC, direction: str):
     raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
 
 
+class _BlockMax:
+    """argmax over k < end of f(num[k], den[k]), for f increasing in num and decreasing in den: the
+    first of the largest, as np.argmax gives it, bit for bit, reading only the blocks of `BLOCK`
+    entries that can hold it.
+
+    In a block, num[k] <= (the block's largest num) and den[k] >= (its smallest den), so the
+    computed f(num[k], den[k]) is at most f at those two (for f = num - c den exactly so, rounding
+    being monotone; a function rounded less tidily is given a `slack`). The block of the largest
+    bound is read first; every block whose bound reaches the largest value found there, less the
+    slack, is then read, in order: the blocks left out hold only smaller values."""
+
+    BLOCK = 256
+
+    def __init__(self, num: np.ndarray, den: np.ndarray):
+        self.num, self.den = num, den
+        starts = np.arange(0, num.size, self.BLOCK)
+        self.top, self.bottom = np.maximum.reduceat(num, starts), np.minimum.reduceat(den, starts)
+
+    def argmax(self, f, end: int | None = None, slack: float = 0.0) -> tuple[int, float]:
+        """(k, f(num[k], den[k])) of the first largest value among the entries k < `end` (all: None)."""
+        end, size = self.num.size if end is None else end, self.BLOCK
+        blocks = -(-end // size)  # a last block past `end` too: its bound still bounds its part
+        bound = f(self.top[:blocks], self.bottom[:blocks])
+        start = int(np.argmax(bound)) * size
+        largest = np.max(f(self.num[start:min(start + size, end)], self.den[start:min(start + size, end)]))
+        read = (np.flatnonzero(bound >= largest - slack)[:, None] * size + np.arange(size)).ravel()  # ascending
+        read = read[read < end]
+        values = f(self.num[read], self.den[read])
+        k = int(np.argmax(values))
+        return int(read[k]), values[k]
+
+
+def _minus(c):
+    """num - c den, for `_BlockMax`."""
+    return lambda num, den: num - c * den
+
+
 def delta_sweep(roc: EmpiricalROC, eps: np.ndarray, direction: str):
     """delta-hat(eps) = max over events of num-hat - e^eps den-hat, and the maximising threshold.
 
     The eps are taken in increasing order: with the events ordered by growing den-hat, a larger eps
     has a maximiser no later than a smaller one's (beyond it, num-hat - e^eps den-hat falls by at
-    least as much as at it), so each search is restricted to the previous maximiser's prefix.
-    At most O(n_eps * n) after the sort in `empirical_roc`, usually far less; memory O(n).
+    least as much as at it), so each search is restricted to the previous maximiser's prefix, and
+    reads only the blocks of events that can hold the maximum (`_BlockMax`). Memory O(n).
     """
     num, den = _event_probabilities(roc, direction)
     flip = direction == "reverse"  # complements shrink as the level sets grow: search from the other end
     if flip:
         num, den = num[::-1], den[::-1]
+    search = _BlockMax(num, den)
     eps = np.asarray(eps, dtype=float)
     delta = np.empty(eps.size)
     best = np.empty(eps.size, dtype=int)
     end = num.size
     for i in np.argsort(eps, kind="stable"):
-        values = num[:end] - np.exp(eps[i]) * den[:end]
-        k = int(np.argmax(values))
-        delta[i], end = max(values[k], 0.0), k + 1
+        k, value = search.argmax(_minus(np.exp(eps[i])), end)
+        delta[i], end = max(value, 0.0), k + 1
         best[i] = num.size - 1 - k if flip else k
     return delta, roc.thresholds[best]
 
@@ -136,10 +174,10 @@ def select_events(roc: EmpiricalROC, eps: np.ndarray, direction: str, n_num: int
     eps = np.asarray(eps, dtype=float)
     thresholds = np.empty(eps.size)
     predicted = np.empty(eps.size)
+    search = _BlockMax(low_num, up_den)
     for i, e in enumerate(eps):
-        values = low_num - np.exp(e) * up_den
-        k = int(np.argmax(values))
-        thresholds[i], predicted[i] = roc.thresholds[k], values[k]
+        k, predicted[i] = search.argmax(_minus(np.exp(e)))
+        thresholds[i] = roc.thresholds[k]
     return thresholds, predicted
 
 

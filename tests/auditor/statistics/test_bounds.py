@@ -67,3 +67,24 @@ def test_special_function_quantiles_are_scipy_stats_bit_for_bit():
     np.testing.assert_array_equal(bounds.clopper_pearson_upper(k, n, level),
                                   np.where(k >= n, 1.0, stats.beta.isf(level, k + 1.0, np.maximum(n - k, 1.0))))
     np.testing.assert_array_equal(bounds.normal_isf(level), stats.norm.isf(level))
+
+
+def test_wilson_bounds_are_the_closed_form_bit_for_bit():
+    """`wilson_lower` computes in place, operation by operation; it equals the closed form
+    clip((p + z^2/2n) / (1 + z^2/n) - z / (1 + z^2/n) sqrt(p (1 - p) / n + z^2/4n^2), 0, 1) exactly,
+    for arrays, scalars (a numpy float back) and n broadcast against p."""
+    def closed_form(p, n, z):
+        p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
+        return np.clip(centre - half, 0.0, 1.0)
+
+    rng = np.random.default_rng(7)
+    p = np.concatenate([rng.random(10_000), [0.0, 1.0, 1e-300, 1 - 1e-16]])
+    for n, z in ((1, 0.5), (12_345, 2.0), (3e15, 4.3)):
+        assert np.array_equal(bounds.wilson_lower(p, n, z), closed_form(p, n, z))
+        assert np.array_equal(bounds.wilson_upper(p, n, z), 1.0 - closed_form(1.0 - p, n, z))
+        scalar = bounds.wilson_lower(0.3, n, z)
+        assert isinstance(scalar, np.floating) and scalar == closed_form(0.3, n, z)
+    column, sizes = rng.random((3, 1)), rng.integers(1, 1_000, 5).astype(float)
+    assert np.array_equal(bounds.wilson_lower(column, sizes, 2.0), closed_form(column, sizes, 2.0))

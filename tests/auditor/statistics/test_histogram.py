@@ -154,3 +154,44 @@ def test_sweep_error_is_the_maximum_over_every_bin():
         both = (num > 0) & (den > 0)
         brute = [float(np.max(np.minimum(num[both], np.exp(e) * den[both]), initial=0.0)) for e in eps]
         assert np.array_equal(hist.sweep_error(eps, direction), brute)
+
+
+def test_sweep_error_with_counts_too_large_to_pair_in_a_table():
+    """Bins of millions of scores (atoms) make the codes of the count pairs too many for a table:
+    the distinct pairs are then found by sorting, and err(eps) is still the maximum over every bin."""
+    edges = np.arange(6.0)
+    p = np.array([0, 3_000_000, 5, 7, 3_000_000, 1, 0])
+    q = np.array([4, 2_000_000, 0, 9, 2_500_000, 1, 2])
+    hist = histogram.ScoreHistogram(edges, p, q)
+    eps = np.linspace(-1.0, 3.0, 9)
+    for direction in spectrum.DIRECTIONS:
+        num, den = (p / p.sum(), q / q.sum()) if direction == "forward" else (q / q.sum(), p / p.sum())
+        both = (num > 0) & (den > 0)
+        brute = [float(np.max(np.minimum(num[both], np.exp(e) * den[both]))) for e in eps]
+        assert np.array_equal(hist.sweep_error(eps, direction), brute)
+
+
+@pytest.mark.parametrize("law", ["normal", "tiny gaps", "signed zeros", "infinities", "denormals"])
+def test_edges_are_the_sorted_distinct_union_of_their_parts(law):
+    """`edges_for` places each gap's points after its lower score without sorting; that is np.unique
+    of the scores and all the points, bit for bit (and np.unique itself where rounding made two equal)."""
+    rng = np.random.default_rng(23)
+    scores = {"normal": lambda: rng.normal(0, 1, 20_000),
+              "tiny gaps": lambda: np.concatenate([np.linspace(-700, 700, 1000), 0.25 + np.arange(200) * 1e-15]),
+              "signed zeros": lambda: np.concatenate([rng.normal(0, 1, 1_000), [0.0]]),
+              "infinities": lambda: np.concatenate([rng.normal(0, 1, 1_000), [np.inf, -np.inf, -0.0]]),
+              "denormals": lambda: np.array([0.0, 5e-324, 1e-323, 1.0])}[law]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        edges = histogram.edges_for([scores])
+        values = np.unique(scores)
+        finite = values[np.isfinite(values)]
+        gaps = np.diff(finite)
+        half = min(histogram.WINDOW // 2, gaps.size)
+        padded = np.concatenate([np.full(half, gaps[:half].mean()), gaps, np.full(half, gaps[-half:].mean())])
+        local = np.convolve(padded, np.full(2 * half + 1, 1.0 / (2 * half + 1)), mode="valid")
+        parts = np.clip(np.ceil(histogram.REFINE * gaps / local), 1, histogram.MAX_PARTS).astype(int)
+        inner = [finite[i] + np.arange(1, parts[i]) * (gaps[i] / parts[i]) for i in range(gaps.size)]
+        reach = 2.0 ** (np.arange(1, histogram.DOUBLINGS * histogram.REFINE + 1) / histogram.REFINE) - 1
+        expected = np.unique(np.concatenate([values, *inner, finite[0] - local[0] * reach, finite[-1] + local[-1] * reach]))
+    assert np.array_equal(edges, expected) and np.array_equal(np.signbit(edges), np.signbit(expected))

@@ -165,3 +165,46 @@ def test_test_event_allows_for_the_many_small_events_of_a_continuous_score(monke
     gained, lost = np.sum(with_ & ~without), np.sum(without & ~with_)
     # a sign test on the discordant audits: a gain this large has probability < 1e-4 without an effect
     assert gained - lost > 4 * np.sqrt(gained + lost)
+
+
+def _roc_by_one_sort(scores_p, scores_q):
+    """The ROC as a stable sort of the pooled scores gives it (a reference for `empirical_roc`): the
+    threshold of a tie is its last member in the order P's scores, then Q's."""
+    values = np.concatenate([scores_p, scores_q]).astype(float)
+    from_p = np.arange(values.size) < len(scores_p)
+    order = np.argsort(-values, kind="stable")
+    values, from_p = values[order], from_p[order]
+    count_p = np.cumsum(from_p)
+    last = np.flatnonzero(np.append(values[1:] != values[:-1], True))
+    return (np.concatenate([[np.inf], values[last]]), np.concatenate([[0.0], count_p[last] / len(scores_p)]),
+            np.concatenate([[0.0], (last + 1 - count_p[last]) / len(scores_q)]))
+
+
+@pytest.mark.parametrize("law", ["normal", "ties", "signed zeros and infinities"])
+def test_empirical_roc_is_the_roc_of_one_stable_sort_bit_for_bit(law):
+    rng = np.random.default_rng(21)
+    p, q = {"normal": lambda: (rng.normal(0.3, 1, 3_000), rng.normal(0, 1, 2_000)),
+            "ties": lambda: (np.round(rng.normal(0.3, 1, 3_000), 1), np.round(rng.normal(0, 1, 2_000), 1)),
+            "signed zeros and infinities": lambda: (np.array([0.0, -0.0, np.inf, 1.0, -np.inf, 0.0, -0.0]),
+                                                    np.array([-0.0, np.inf, 2.0, 0.0, -0.0]))}[law]()
+    roc = spectrum.empirical_roc(p, q)
+    for got, expected in zip((roc.thresholds, roc.p, roc.q), _roc_by_one_sort(p, q)):
+        assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("law", ["smooth", "flat", "ties"])
+def test_block_max_is_np_argmax_over_the_prefix_bit_for_bit(law):
+    """`_BlockMax` reads only the blocks that can hold the maximum, yet returns np.argmax's index
+    (the first of the largest) and value, over any prefix and factor: on a smooth ROC, on a flat
+    one (many blocks reach the maximum) and on one whose values tie exactly."""
+    rng = np.random.default_rng(22)
+    size = 5_000
+    num, den = {"smooth": lambda: (np.sort(rng.random(size)), np.sort(rng.random(size)) ** 2),
+                "flat": lambda: (np.linspace(0, 1, size), np.linspace(0, 1, size)),
+                "ties": lambda: (np.repeat(np.arange(50) / 50, size // 50), np.repeat(np.arange(50) / 50, size // 50))}[law]()
+    search = spectrum._BlockMax(num, den)
+    for c in (0.0, 1e-3, 0.5, 1.0, 1.0 + 1e-12, 3.0, 1e6):
+        for end in (1, 2, 255, 256, 257, 1_234, size):
+            values = num[:end] - c * den[:end]
+            k, value = search.argmax(spectrum._minus(c), end)
+            assert k == int(np.argmax(values)) and value == values[k]

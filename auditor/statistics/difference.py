@@ -12,7 +12,7 @@ nuisance Q, which Berger & Boos (1994, Theorem 1) handle with a 1 - gamma confid
 is a valid p-value. Pr(T >= t) grows with P and falls with Q, so the inner supremum is at
 P(Q) = min(1, cQ + d), and on a cell [q0, q1] of C it is at most Pr_{P(q1), q0}(T >= t): branch and
 bound over cells bounds the supremum from above (erring only on the safe side), refining only the
-cells that could reach the threshold. The tail itself is exact:
+cells that could reach the threshold. The tail itself is exact (up to floating-point rounding):
 
     Pr(T >= t) = sum_j Bin(j; n, Q) Pr(k_P >= t + c j),
 
@@ -132,7 +132,7 @@ def delta_lower(k_p: int, k_q: int, n: int, eps: float, level: float) -> float:
     a (1 - level) lower confidence bound on delta(eps) (Neyman's inversion of the tests)."""
     if not rejects(k_p, k_q, n, eps, 0.0, level):
         return 0.0
-    lo, hi = 0.0, k_p / n  # rejected at lo; never at d >= k_p / n (T < n d there)
+    lo, hi = 0.0, k_p / n  # rejected at lo; at d >= k_p / n (T <= n d) only at levels near 1: capped there
     while hi - lo > 1e-3 * hi:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if rejects(k_p, k_q, n, eps, mid, level) else (lo, mid)
@@ -149,9 +149,9 @@ def eps_grid(upto: float) -> np.ndarray:
 
 
 def eps_lo(k_p: int, k_q: int, n: int, d: float, level: float, points=()) -> float:
-    """The largest point of `eps_grid` (with the fixed `points` added, e.g. the claimed eps) below which
-    every point's H0: P - e^eps Q <= d is rejected at `level`; 0 when eps = 0 is not rejected. The
-    mechanism is then not (e, d)-DP for any e < eps_lo, at confidence 1 - level."""
+    """The largest point of `eps_grid` (with the fixed `points` added, e.g. the claimed eps) such that
+    H0: P - e^eps Q <= d is rejected at `level` there and at every point below; 0 when eps = 0 is not
+    rejected. The mechanism is then not (e, d)-DP for any e < eps_lo, at confidence 1 - level."""
     if k_p == 0 or (k_q > 0 and k_p / n - d <= 0):
         return 0.0
     ceiling = math.log((k_p / n - d) / (k_q / n)) if k_q > 0 else math.log(max(k_p / n - d, 1e-300) * n) + 5.0

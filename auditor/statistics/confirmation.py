@@ -7,8 +7,8 @@ complement, direction "reverse") most likely to refute the claim on n fresh samp
 across the claim's points, both directions and the thresholds, the largest predicted power
 (`predicted_power`) after a penalty for the many small level sets (`MULTIPLICITY`). `confirm` then
 tests H0: P(S) - e^eps Q(S) <= delta on the fresh counts with the exact test of their difference as
-one statistic (`statistics.difference`, after Berger & Boos 1994), which needs a margin of about z sqrt(se_P^2 + e^{2 eps} se_Q^2) where bounding P and Q
-separately needs z (se_P + e^eps se_Q). The same test, inverted, gives the lower confidence bound
+one statistic (`statistics.difference`, after Berger & Boos 1994), which needs a margin of about
+z sqrt(se_P^2 + e^{2 eps} se_Q^2) where bounding P and Q separately needs z (se_P + e^eps se_Q). The same test, inverted, gives the lower confidence bound
 `delta_lower` on delta(eps) and `eps_lo` (not (e, delta)-DP for any e < eps_lo), and its p-value;
 a look's statements hold together with probability >= 1 - level, the event being chosen on
 independent data (as DP-Sniper's certificate, Bichsel et al. 2021, Sections 4-5).
@@ -75,11 +75,19 @@ def _sides(num, den, eps, n):
     return np.sqrt(num * (1 - num) / n), np.exp(eps) * np.sqrt(den * (1 - den) / n)
 
 
+def _margin(num, den, eps: float, delta: float, n: int, level: float):
+    """(num - e^eps den - delta - z sqrt(se_num^2 + se_den^2), se_num, se_den) at n samples per side
+    (`_sides`): how far the estimate is expected to clear the test's threshold, z the normal quantile at
+    the level less the nuisance's share (`difference.GAMMA_SHARE`)."""
+    se_num, se_den = _sides(num, den, eps, n)
+    threshold = bounds.normal_isf((1 - difference.GAMMA_SHARE) * level) * np.hypot(se_num, se_den)
+    return num - np.exp(eps) * den - delta - threshold, se_num, se_den
+
+
 def _power_z(num, den, eps: float, delta: float, n: int, level: float):
     """The normal score whose Phi is `predicted_power` (+-inf where the estimate has no spread)."""
-    se_num, se_den = _sides(np.asarray(num, float), np.asarray(den, float), eps, n)
+    margin, se_num, se_den = _margin(np.asarray(num, float), np.asarray(den, float), eps, delta, n, level)
     spread = np.hypot(se_num, se_den)
-    margin = num - np.exp(eps) * den - delta - bounds.normal_isf((1 - difference.GAMMA_SHARE) * level) * spread
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(spread > 0, margin / spread, np.where(margin > 0, np.inf, -np.inf))
 
@@ -110,11 +118,9 @@ def choose_event(held, points, n_confirm: int, level: float) -> Event:
     for eps, delta in points:
         for direction in spectrum.DIRECTIONS:
             roc, num, den, n_select = _fractions(held, direction)
-            se_num, se_den = _sides(num, den, eps, n_confirm)
-            chosen_num, chosen_den = _sides(num, den, eps, 1)
-            spread = np.sqrt(se_num**2 + se_den**2 + chosen_num**2 / n_select[0] + chosen_den**2 / n_select[1])
-            margin = num - np.exp(eps) * den - delta - bounds.normal_isf((1 - difference.GAMMA_SHARE) * level) \
-                * np.hypot(se_num, se_den)
+            margin, se_num, se_den = _margin(num, den, eps, delta, n_confirm, level)
+            sd_num, sd_den = _sides(num, den, eps, 1)  # per output: the screening's error is sd / sqrt(size)
+            spread = np.sqrt(se_num**2 + se_den**2 + sd_num**2 / n_select[0] + sd_den**2 / n_select[1])
             mass = np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 score = np.where(spread > 0, margin / spread, -np.inf) - MULTIPLICITY * np.sqrt(2 * np.log(1 / mass))

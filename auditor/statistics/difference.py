@@ -30,6 +30,7 @@ rejected (each false statement needs the rejection of the one true null at the f
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -98,6 +99,7 @@ def rejects(k_p: int, k_q: int, n: int, eps: float, d: float, level: float) -> b
     t = k_p - c * k_q
     width = math.sqrt(2 * math.log(3e3 / threshold))  # the slack is < threshold / 1000
 
+    @functools.cache  # a cell's upper end is its right half's too: each point's tail is computed once
     def null(q0, q1):  # Pr(T >= t) at the null point P(q1), Q = q0: exact when q0 = q1, else a cell's bound
         return tail(t, c, n, min(1.0, c * q1 + d), q0, width)
 

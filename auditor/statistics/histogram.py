@@ -130,11 +130,12 @@ class BinLocator:
         with np.errstate(invalid="ignore", over="ignore"):
             found = np.take(self.table, self._buckets(scores))
         step = scores >= found.real
-        located = found.imag.astype(np.intp)
+        located = found.imag.astype(np.intp)  # the edges before the bucket; -1 - that when it is crowded
         crowded = np.flatnonzero(located < 0)
+        located[crowded] = -1 - located[crowded]
         located += step
         if crowded.size:  # the scores of buckets with two or more edges
-            rest, at = scores[crowded], step[crowded] - 1 - located[crowded] + step[crowded]
+            rest, at = scores[crowded], located[crowded]
             for _ in range(self.STEPS):
                 more = rest >= self.padded[at]
                 if not more.any():

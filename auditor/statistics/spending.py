@@ -109,11 +109,10 @@ def schedule(n_samples: int, alpha: float) -> list[Round]:
     total = sum(looks[-1] for _, _, looks in plans)
     spent, rounds = 0, []
     for index, screen, looks in plans:
-        levels = []
-        for c, previous in zip(looks, [0] + looks[:-1]):
-            levels.append(alpha * (spending_function((spent + c) / total) - spending_function((spent + previous) / total)))
+        shares = [spending_function((spent + c) / total) for c in [0] + looks]  # alpha spent by each look
+        rounds.append(Round(index, screen, tuple(Look(c, alpha * (after - before))
+                                                 for c, before, after in zip(looks, shares, shares[1:]))))
         spent += looks[-1]
-        rounds.append(Round(index, screen, tuple(Look(c, level) for c, level in zip(looks, levels))))
     return rounds
 
 

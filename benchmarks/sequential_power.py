@@ -11,7 +11,9 @@ first-seed + 1, ...: by `ndis.testing.assert_dp` (sequential, at most `--budget`
 `--level` (default 0.05 / 33: the suite's family-wise 0.05 over its 33 audits), and with `--fixed` also
 by a fixed-size `ndis.audit` of `--budget` samples per side at the same level (its verdict
 "violation"). Prints per algorithm the runs refuted with their exact (Clopper-Pearson) 95% interval, the
-median samples used, and per run the tested event, its fresh counts and the p-value.
+median samples used, the median over runs of the last tested event's fresh estimate of P - e^eps Q beside
+the exact delta at the claimed eps (the best any event can carry), and per run the tested event, its
+fresh counts and the p-value.
 
 --penalty-simulation: the event choice alone (`confirmation.choose_event`) for each small-event penalty
 `confirmation.MULTIPLICITY` in PENALTIES, on `--runs` simulated screenings of `zoo-gaussian-half`'s last
@@ -131,8 +133,13 @@ def main():
             print(f"  {name} seed {seed}: {'refuted' if r['refuted'] else 'not refuted'} ({r['stopped']}), "
                   f"{r['used']:,} used, p = {r['p']:.3g}, {e['direction']} event at {e['threshold']:.4g}: "
                   f"{k_num:,} and {k_den:,} of {n:,} fresh, {r['seconds']:.1f} s")
+        mech, D, D_prime = _mechanism(name)
+        eps, _ = mech.claim()
+        truth = max(float(mech.exact_delta(eps, D, D_prime)), float(mech.exact_delta(eps, D_prime, D)))
+        tested = np.median([(k_num - np.exp(eps) * k_den) / n for k_num, k_den, n in (r["counts"] for r in mine)])
         line = (f"{name}: sequential refuted {_interval(sum(r['refuted'] for r in mine), len(mine))}, median samples "
-                f"used {int(np.median([r['used'] for r in mine])):,}")
+                f"used {int(np.median([r['used'] for r in mine])):,}; the tested events' fresh P - e^eps Q: median "
+                f"{tested:.3g}, the exact delta({eps:g}) {truth:.3g}")
         if fixed_runs is not None:
             line += f"; fixed-size violation {_interval(sum(fixed_runs[i * args.runs:(i + 1) * args.runs]), args.runs)}"
         print(line, flush=True)

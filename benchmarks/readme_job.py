@@ -11,7 +11,8 @@ ndis`: imports, audit, report files, exit) with `--verbose`, which prints the wa
 
 `--runs N` runs it N times without a seed, as the README does, and prints each run's wall time, its
 scorer and its phases, then the median wall time, the median of every phase and the median plot time
-(drawing and rendering spectrum.png, the matplotlib import included), and the load average.
+(drawing and rendering spectrum.png, the matplotlib import included), the plot's parts (each run's
+report.json drawn again in a fresh process: the matplotlib import, drawing, rendering), and the load average.
 With `--against COMMIT` (e.g. af87f3b, before issue 30's README work) the older commit runs too, from a
 temporary git worktree put first on PYTHONPATH, alternating old, new, old, ...; the ratio of the median
 walls is printed (the load of a shared machine moves both alike).
@@ -43,6 +44,25 @@ from speed_vs_baseline import baseline_tree  # this folder is on the path when t
 
 JOB = ["audit", "als", "--param", "r=10000", "--data", "flights:20000", "--eps", "0:1.5:31"]
 PLUG_IN = "gaussian/mechanism"
+#: The plot's parts, timed in a fresh process from a report.json (argv[1]): importing matplotlib (numpy
+#: already loaded, as in the job), drawing
+#: the figure (`AuditReport.plot`, its layout included), rendering the PNG (`html.render_png`).
+PLOT_PARTS = """
+import sys, time
+import numpy  # loaded before the plot in the job too
+started = time.perf_counter()
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+imported = time.perf_counter()
+from ndis.auditor.reporting import html
+from ndis.auditor.reporting.report import AuditReport
+report = AuditReport.from_json(open(sys.argv[1]).read())
+begun = time.perf_counter()
+figure = report.plot()
+drawn = time.perf_counter()
+html.render_png(figure)
+print(imported - started, drawn - begun, time.perf_counter() - drawn)
+"""
 
 
 def run(out: Path, seed: int | None, env: dict | None = None) -> tuple[float, dict, dict]:
@@ -77,6 +97,12 @@ def speed(runs: int, scratch: Path, old_tree: Path | None) -> None:
         print(f"{version}: median wall {statistics.median(walls[version]):.2f} s over {runs} runs (target <= 2.5 s); "
               f"median plot {statistics.median(phases[version]['plot']):.3f} s (target < 0.3 s); median phases: "
               + ", ".join(f"{name} {statistics.median(values):.3f}" for name, values in phases[version].items()))
+    parts = [[float(v) for v in subprocess.run([sys.executable, "-c", PLOT_PARTS, str(scratch / f"new-{i}" / "report.json")],
+                                               capture_output=True, text=True, check=True).stdout.split()]
+             for i in range(runs)]
+    print("new plot's parts, each run's report.json drawn again in a fresh process, medians: "
+          + ", ".join(f"{name} {statistics.median(p[j] for p in parts):.3f} s"
+                      for j, name in enumerate(("import matplotlib", "drawing", "rendering"))))
     if old_tree is not None:
         print(f"ratio old / new of the median walls: {statistics.median(walls['old']) / statistics.median(walls['new']):.2f}")
 

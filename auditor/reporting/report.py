@@ -61,8 +61,8 @@ _LEFT, _RIGHT, _GAP, _BELOW, _ABOVE = 0.85, 0.2, 0.95, 0.7, 0.95
 
 def _fixed_layout(figure, legend, panels: int) -> None:
     """Place the panels with margins of fixed inches (`_LEFT`, ...) above the legend, whose height is
-    measured: matplotlib's constrained layout measured every tick label instead, 1.2 s of the README
-    job's 1.9 s plot."""
+    measured: matplotlib's constrained layout measured every tick label instead, most of the README
+    job's plot time."""
     width, height = figure.get_size_inches()
     legend_height = legend.get_window_extent(figure.canvas.get_renderer()).height / figure.dpi
     panel = (width - _LEFT - _RIGHT - (panels - 1) * _GAP) / panels

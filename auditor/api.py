@@ -232,7 +232,8 @@ class _Plan:
 
 
 def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=None, scorer="auto",
-          features="auto", alpha: float = 0.05, claimed=None, n_jobs: int = 1, backend: str = "loky",
+          features="auto", alpha: float = 0.05, claimed=None, n_jobs: int | None = None,
+          backend: str | None = None,
           method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
@@ -327,9 +328,12 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
         SeedSequence; the same seed gives the same report for any n_jobs / backend, so
         `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
-    n_jobs, backend, scheduler : parallel sampling on joblib ("loky") or Dask ("dask"; scheduler
-        address or Client, default a local cluster of n_jobs in-process workers listening on
-        127.0.0.1 only, `chunks.local_cluster`).
+    n_jobs, backend, scheduler : parallel sampling on threads of this process ("threads"), joblib
+        worker processes ("loky") or Dask ("dask"; scheduler address or Client, default a local cluster
+        of n_jobs in-process workers listening on 127.0.0.1 only, `chunks.local_cluster`). By default
+        (None), a mechanism of ndis (`thread_safe`) is sampled on one thread per core and any other
+        sampler sequentially; n_jobs=-1 is all cores, and backend None with n_jobs given is loky
+        for a sampler not known to be thread-safe. `report.info` records what ran.
     dashboard : with backend="dask" and no scheduler, serve the local cluster's Dask dashboard on
         127.0.0.1 (this machine only; off by default).
     chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
@@ -362,10 +366,11 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
                           screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
     timings = {"validation": time.perf_counter() - started}
     progress = Progress.auto(progress)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard)
+    executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard,
+                               thread_safe=plan.sampler.thread_safe)
     info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
             "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
-            "n_jobs": n_jobs, "backend": backend}
+            "n_jobs": executor.workers, "backend": executor.backend}
     try:
         with executor:
             with _timed(timings, "preparation"):

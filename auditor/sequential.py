@@ -157,7 +157,7 @@ def _confirmation_counts(draws, report, event, plan, n, seed, o) -> tuple[int, i
     shape = tuple(report.info["output_shape"])
     name = report.info.get("mechanism", "mechanism")
     try:
-        with chunks.Executor(o["n_jobs"], o["backend"], o["scheduler"], progress) as executor:
+        with chunks.Executor(report.info["n_jobs"], report.info["backend"], o["scheduler"], progress) as executor:
             return tuple(chunks.draw(executor, draw, n, seed, (side,), o["chunk_size"], shape, transform,
                                      desc=f"round {plan.index + 1}: confirmation samples on {label}", name=name,
                                      fold=(operator.add, 0))

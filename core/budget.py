@@ -135,10 +135,10 @@ def estimate(n_eps: int, n_samples: int, sizes=None, output_size: int = 1, featu
     """{"bytes": {part: bytes}, "total_bytes", "seconds_at_least"} of an audit (module docstring).
     `sizes` = (fit, validation, held-out) per side (default: all n_samples held out, none trained);
     `output_size` the values per sample; `feature_width` the columns of the training features
-    (default `output_size`); `n_jobs` the workers."""
+    (default `output_size`); `n_jobs` the workers (None or -1: one per core)."""
     fit, valid, held = sizes if sizes is not None else (0, 0, int(n_samples))
     width = output_size if feature_width is None else feature_width
-    workers = max(int(n_jobs), 1) if n_jobs != -1 else (os.cpu_count() or 1)
+    workers = max(int(n_jobs), 1) if n_jobs not in (None, -1) else (os.cpu_count() or 1)
     largest = max(fit + valid, held)
     tasks = math.ceil(largest / chunk_size_for((output_size,), largest))
     chunk = chunk_size_for((output_size,), largest)

@@ -14,26 +14,13 @@ from typing import Callable
 import numpy as np
 
 from ndis.core.neighbors import check_relation
+from ndis.core.thread_pools import thread_limit
 from ndis.core.validation import as_data, as_int, as_rng
 
 #: Floats drawn per chunk by the samplers (32 MB of float64).
 CHUNK_FLOATS = 1 << 22
 
 Draw = Callable[[int, np.random.Generator], np.ndarray]
-
-_BLAS: list = []  # the process's ThreadpoolController, made on first use
-
-
-def _one_blas_thread():
-    """A context with BLAS limited to one thread. The samplers' products are small (e.g. a
-    (k, p) x (p, p) product per chunk): two OpenBLAS threads made them 2-100x slower per sample on a
-    2-core machine, so parallelism comes from processes (the auditor's n_jobs) instead."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
-
 
 def noise_variance(sigma: float) -> float:
     """sigma^2 for an output law's covariance; a ValueError when it exceeds float64 (sigma beyond
@@ -51,10 +38,13 @@ class Mechanism:
     """A randomized mechanism M: dataset D (n, d) -> output array of shape output_shape(D).
 
     Class attributes: `name` (registry name), `neighbor` (declared default neighbour relation),
-    `summary` and `param_docs` (shown by `ndis mechanisms`)."""
+    `summary` and `param_docs` (shown by `ndis mechanisms`), `thread_safe` (its samplers may run in
+    several threads of one process at once: the auditor then samples on all cores by default; true of
+    every mechanism here, whose samplers hold no state but the generator each chunk is given)."""
 
     name: str = ""
     neighbor: str = "remove"
+    thread_safe: bool = True
     summary: str = ""
     param_docs: dict[str, str] = {}
 
@@ -119,7 +109,7 @@ class Mechanism:
             n = as_int("n", n, minimum=0)
             rng = as_rng(rng)
             out = np.empty((n, *shape))
-            with _one_blas_thread():
+            with thread_limit(1):  # small products: 2 BLAS threads were 2-100x slower per sample
                 for start in range(0, n, chunk):
                     k = min(chunk, n - start)
                     out[start:start + k] = draw(k, rng)

@@ -26,6 +26,7 @@ class Batched:
     """Force a callable to be treated as batched: f(data, n, rng) -> array of shape (n, ...)."""
 
     kind = "batched"
+    thread_safe = False  # unknown: a plain callable is sampled in threads only when asked (backend="threads")
 
     def __init__(self, function: Callable):
         self.function = function
@@ -40,6 +41,7 @@ class PerSample:
     """Force a callable to be treated as per-sample: f(data, rng) -> one output; batched by a loop."""
 
     kind = "per-sample"
+    thread_safe = False
 
     def __init__(self, function: Callable):
         self.function = function
@@ -59,6 +61,7 @@ class MechanismSampler:
             raise ValueError(f"{type(mechanism).__name__} has no sample_literal; literal=True needs one")
         self.mechanism, self.literal = mechanism, literal
         self.kind = "mechanism (literal)" if literal else "mechanism"
+        self.thread_safe = getattr(mechanism, "thread_safe", False) is True
         self.name = getattr(mechanism, "name", type(mechanism).__name__)
 
     def prepare(self, data) -> Callable:

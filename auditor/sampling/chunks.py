@@ -1,11 +1,12 @@
-"""Drawing mechanism outputs in seeded chunks, sequentially, on joblib (loky) workers or on Dask.
+"""Drawing mechanism outputs in seeded chunks: sequentially, on threads of this process, on joblib
+(loky) worker processes or on Dask.
 
 Samples are drawn in chunks; chunk j of part `part` on side `side` uses the generator of the
 SeedSequence child with spawn key (side, part, j) of the audit's root sequence (the same child
 `SeedSequence.spawn` would give). The chunking rule is deterministic: a phase of n samples is cut
 into chunks of min(ceil(n / 20), about 32 MB of raw output) samples (`core.budget.chunk_size_for`), whatever the
 mechanism's kind or speed, so that even a slow plug-in shows progress every 5% and stops promptly.
-So the numbers are the same on 1 worker or 16, with loky or on a Dask cluster, and memory is bounded
+So the numbers are the same on 1 worker or 16, on threads, loky or a Dask cluster, and memory is bounded
 by the chunk size times the number of workers: each task returns only its transformed chunk (e.g.
 the bin counts of its held-out scores, `auditor.statistics.histogram`), and a fold adds them as they
 arrive.
@@ -13,7 +14,9 @@ arrive.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import logging
 import os
 from typing import Callable
@@ -21,13 +24,14 @@ from typing import Callable
 import numpy as np
 
 from ndis.core.budget import chunk_size_for
+from ndis.core.thread_pools import thread_limit
 from ndis.core.errors import MechanismError
 from ndis.core.validation import as_int, optional
 
 from ndis.auditor.reporting.progress import Progress
 from ndis.auditor.sampling.adapters import validate_output
 
-BACKENDS = ("loky", "dask")
+BACKENDS = ("threads", "loky", "dask")
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
 
 
@@ -63,7 +67,13 @@ def _draw(draw, n, seed_seq, shape, where, transform, start):
 
 
 class Executor:
-    """Runs chunk tasks sequentially, on joblib (loky) workers, or on a Dask cluster; in order.
+    """Runs chunk tasks sequentially, on threads of this process, on joblib (loky) worker processes, or
+    on a Dask cluster; in order.
+
+    Threads suit samplers and transforms made of numpy calls, which release the GIL: no process to
+    start, nothing pickled. They need a thread-safe sampler, so by default (n_jobs and backend None)
+    an audit samples on one thread per core only a mechanism that declares itself `thread_safe`
+    (ndis's own), and anything else sequentially; backend="threads" asks for them explicitly.
 
     A worker process that dies loses no chunk: loky's unfinished chunks are re-run (`_loky`), and
     the Dask scheduler reschedules the tasks of a lost worker itself (up to its `allowed-failures`
@@ -75,8 +85,12 @@ class Executor:
     pages show logs and call stacks, on http://127.0.0.1:8787 or the next free port, still reachable
     from this machine only)."""
 
-    def __init__(self, n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: Progress | None = None,
-                 dashboard: bool = False):
+    def __init__(self, n_jobs: int | None = 1, backend: str | None = "loky", scheduler=None,
+                 progress: Progress | None = None, dashboard: bool = False, thread_safe: bool = False):
+        if backend is None:
+            backend = "threads" if thread_safe else "loky"
+        if n_jobs is None:
+            n_jobs = -1 if thread_safe or backend != "loky" else 1
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
@@ -88,6 +102,11 @@ class Executor:
         self.progress = progress or Progress()
         self._client = self._cluster = None
         self._own_client = False
+
+    @property
+    def workers(self) -> int:
+        """The number of tasks run at once (n_jobs, -1 being the cores of this machine)."""
+        return self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1
 
     def __enter__(self):
         if self.backend == "dask":
@@ -105,7 +124,7 @@ class Executor:
                 except (OSError, ValueError) as error:  # a malformed or unreachable address (TimeoutError is an OSError)
                     raise ValueError(f"cannot connect to the Dask scheduler {self.scheduler!r}: {error}") from None
             else:
-                self._cluster = local_cluster(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, self.dashboard)
+                self._cluster = local_cluster(self.workers, self.dashboard)
                 self._client, self._own_client = Client(self._cluster), True
                 if self.dashboard:
                     port = self._client.scheduler_info()["services"]["dashboard"]
@@ -138,14 +157,39 @@ class Executor:
     def run(self, function, argument_lists):
         """Yield (i, function(*argument_lists[i])) as the tasks complete (in order, except on Dask), so
         a caller can fold the results without keeping them. Ctrl-C stops at once: the sequential path
-        between chunks, joblib and Dask by cancelling what is pending."""
+        between chunks, threads, joblib and Dask by cancelling what is pending."""
         if self.backend == "dask":
             yield from self._dask(function, argument_lists)
         elif self.n_jobs == 1:
             for i, args in enumerate(argument_lists):
                 yield i, function(*args)
+        elif self.backend == "threads":
+            yield from self._threads(function, argument_lists)
         else:
             yield from self._loky(function, argument_lists)
+
+    def _threads(self, function, argument_lists):
+        """The threads path: `workers` threads, at most twice as many tasks submitted at a time (so
+        at most that many results wait in memory), results in order. BLAS is held at one thread for
+        the whole phase, so each task's own one-thread limit restores one thread when it ends, whatever
+        the other threads are doing. On Ctrl-C or an error the tasks not started are cancelled and
+        the running ones are left to finish in the background (a chunk at most each)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        tasks = iter(enumerate(argument_lists))
+        with thread_limit(1):
+            pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ndis-sampling")
+            pending = collections.deque((i, pool.submit(function, *args))
+                                        for i, args in itertools.islice(tasks, 2 * self.workers))
+            try:
+                while pending:
+                    i, future = pending.popleft()
+                    result = future.result()
+                    for j, args in itertools.islice(tasks, 1):
+                        pending.append((j, pool.submit(function, *args)))
+                    yield i, result
+            finally:
+                pool.shutdown(wait=not pending, cancel_futures=True)
 
     def _dask(self, function, argument_lists):
         from distributed import as_completed

@@ -3,9 +3,6 @@ atoms of a column, and evaluation in bounded-memory chunks."""
 
 from __future__ import annotations
 
-import functools
-import sys
-
 import numpy as np
 
 _CHUNK = 100_000
@@ -33,22 +30,6 @@ def column_atoms(values: np.ndarray, max_atoms: int, atom_rows: int) -> tuple[np
     if distinct.size <= max_atoms:
         return distinct, True
     return distinct[counts >= atom_rows], False
-
-
-@functools.lru_cache(maxsize=1)
-def _thread_pools(modules: int):
-    """threadpoolctl's controller of the thread pools loaded when `modules` modules were imported."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def thread_limit(threads: int | None):
-    """A context manager limiting the BLAS and OpenMP libraries of this process to `threads` threads
-    (None: no limit), as `threadpoolctl.threadpool_limits` does, but with the libraries found once
-    per process and again after new imports (finding them costs milliseconds, which a scorer's
-    log-odds paid per chunk)."""
-    return _thread_pools(len(sys.modules)).limit(limits=threads)
 
 
 def in_chunks(function, X) -> np.ndarray:

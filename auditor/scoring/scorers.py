@@ -13,9 +13,10 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ndis.core.thread_pools import thread_limit
 from ndis.auditor.scoring.density import DensityScorer
 from ndis.auditor.scoring.mlp import MLPScorer
-from ndis.auditor.scoring.preprocessing import Standardiser, Whitener, in_chunks, thread_limit, training_set
+from ndis.auditor.scoring.preprocessing import Standardiser, Whitener, in_chunks, training_set
 from ndis.auditor.scoring.segments import SegmentScorer
 from ndis.auditor.scoring.spline import SplineScorer
 

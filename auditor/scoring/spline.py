@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, thread_limit, training_set
+from ndis.core.thread_pools import thread_limit
+from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, training_set
 
 
 class _Column:

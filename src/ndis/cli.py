@@ -252,7 +252,7 @@ def _check_audit_arguments(args) -> tuple:
     if args.data is None and not searching:
         raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
     neighbor, replacement = (args.neighbor, None) if searching else _neighbour_options(args)
-    if args.jobs == 0 or args.jobs < -1:
+    if args.jobs is not None and (args.jobs == 0 or args.jobs < -1):
         raise UsageError(f"--jobs must be a positive number of workers or -1 (all cores), got {args.jobs}")
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
@@ -709,8 +709,10 @@ def _add_audit_arguments(parser) -> None:
                         help="test a claimed (eps, delta), e.g. 1,1e-5, or 0.7,0 for pure DP; the certified "
                              "eps_lo is also printed at the claimed delta")
     _add_claim_arguments(parser)
-    parser.add_argument("--jobs", type=int, default=1, help="parallel sampling workers (default 1; -1 = all cores)")
-    parser.add_argument("--backend", default="loky", choices=("loky", "dask"), help="loky (default) or dask")
+    parser.add_argument("--jobs", type=int, help="parallel sampling workers (-1 = all cores; default: all cores for "
+                                                 "ndis's own mechanisms, which are thread-safe, 1 for others)")
+    parser.add_argument("--backend", choices=("threads", "loky", "dask"),
+                        help="threads (default for ndis's own mechanisms), loky processes (default for others) or dask")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster of in-process workers "
                                             "listening on 127.0.0.1 only)")
     parser.add_argument("--dashboard", action="store_true",

@@ -54,10 +54,13 @@ def test_per_sample_callable_is_batched_exactly(gaussian_batched, gaussian_per_s
 
 def test_results_identical_for_one_and_two_jobs(gaussian_per_sample):
     kwargs = dict(eps=EPS, n_samples=4_000, seed=5, scorer="quadratic", chunk_size=500)
-    one = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=1, **kwargs)
-    two = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=2, **kwargs)
-    for name in ("delta", "delta_lower", "delta_forward", "delta_reverse", "floor"):
-        np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
+    one = audit(gaussian_per_sample, D[0], D_PRIME[0], **kwargs)  # a plain callable: sequential by default
+    assert (one.info["backend"], one.info["n_jobs"]) == ("loky", 1)
+    for backend in ("loky", "threads"):
+        two = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=2, backend=backend, **kwargs)
+        assert (two.info["backend"], two.info["n_jobs"]) == (backend, 2)
+        for name in ("delta", "delta_lower", "delta_forward", "delta_reverse", "floor"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
 
 
 def test_dask_local_cluster_gives_the_same_report_as_loky(gaussian_batched):

@@ -79,7 +79,8 @@ def test_every_phase_is_counted_in_samples_and_in_small_chunks(capsys):
     assert chunks.chunk_size_for((2,), 10**6) == 50_000 and chunks.chunk_size_for((10**6,), 10**6) == 4
 
 
-def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
+@pytest.mark.parametrize("parallel", [[], ["--backend", "threads", "--jobs", "2"]], ids=["sequential", "threads"])
+def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path, parallel):
     (tmp_path / "slow_plugin.py").write_text(textwrap.dedent("""
         import time
         import numpy as np
@@ -90,7 +91,7 @@ def test_ctrl_c_stops_at_once_and_says_what_was_done(tmp_path):
             return np.asarray(data).mean(axis=0)[:2] + rng.standard_normal(2)
     """))
     command = [sys.executable, "-m", "ndis.cli", "audit", "slow_plugin:slow", "--data", "synthetic:n=20,d=2,seed=0",
-               "--neighbor", "remove:0", "--samples", "1e5", "--out", str(tmp_path / "out")]
+               "--neighbor", "remove:0", "--samples", "1e5", "--out", str(tmp_path / "out"), *parallel]
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     # SIGINT as a terminal delivers it, even when the test session itself was started in the background
     # by a shell (which makes SIGINT ignored, and children inherit that)

@@ -1,5 +1,7 @@
 """Audits of registered mechanisms against their exact spectra from `theory`."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -137,13 +139,18 @@ def test_a_duck_typed_sampler_serves_the_shape_probe_too():
     assert calls == [(1, 1), (1, 1)]
 
 
-def test_a_registered_mechanism_gives_the_same_report_on_loky_and_dask():
+def test_a_registered_mechanism_gives_the_same_report_on_threads_loky_and_dask():
     pytest.importorskip("distributed")
     mech = mechanisms.get("gaussian", query="sum", sigma=1.0)
     D = np.ones((3, 1))
     kwargs = dict(neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=6_000, chunk_size=700, seed=4,
                   scorer="quadratic")
     one = audit(mech, D, D[:-1], n_jobs=1, **kwargs)
-    for other in (audit(mech, D, D[:-1], n_jobs=2, **kwargs), audit(mech, D, D[:-1], n_jobs=2, backend="dask", **kwargs)):
+    default = audit(mech, D, D[:-1], **kwargs)  # ndis's mechanisms are thread-safe: one thread per core
+    assert one.info["n_jobs"] == 1  # one worker: sequential, whatever the backend
+    assert (default.info["backend"], default.info["n_jobs"]) == ("threads", os.cpu_count())
+    for other in (default, audit(mech, D, D[:-1], n_jobs=2, backend="threads", **kwargs),
+                  audit(mech, D, D[:-1], n_jobs=2, backend="loky", **kwargs),
+                  audit(mech, D, D[:-1], n_jobs=2, backend="dask", **kwargs)):
         for name in ("delta", "delta_lower", "delta_upper", "floor"):
             np.testing.assert_array_equal(getattr(one, name), getattr(other, name))

@@ -1,8 +1,10 @@
 """The Executor's set-up and failures: a local Dask cluster reachable from this machine only, with
-no dashboard unless asked for; lost Dask workers and bad chunk sizes as clear errors."""
+no dashboard unless asked for; lost Dask workers and bad chunk sizes as clear errors; the threads
+backend's order, concurrency, BLAS limit, cancellation and errors."""
 
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 
@@ -115,3 +117,57 @@ def test_a_bad_scheduler_address_is_named():
     with pytest.raises(ValueError, match="cannot connect to the Dask scheduler 'nonsense': missing port"):
         with chunks.Executor(backend="dask", scheduler="nonsense"):
             pass
+
+
+def _slow_square(i, started, running, most):
+    with running[1]:
+        running[0] += 1
+        most.append(running[0])
+    started.append(i)
+    time.sleep(0.01)
+    with running[1]:
+        running[0] -= 1
+    from threadpoolctl import threadpool_info
+
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    return i * i, blas
+
+
+def test_threads_run_tasks_at_once_in_order_with_one_blas_thread_each():
+    started, running, most = [], [0, threading.Lock()], []
+    with chunks.Executor(n_jobs=2, backend="threads") as executor:
+        results = list(executor.run(_slow_square, [(i, started, running, most) for i in range(12)]))
+    assert [i for i, _ in results] == list(range(12)) and [r[0] for _, r in results] == [i * i for i in range(12)]
+    assert max(most) == 2  # two tasks ran at once, never more
+    assert all(threads == 1 for _, (_, blas) in results for threads in blas)  # nested limits restore 1, not more
+
+
+def test_stopping_a_threaded_phase_cancels_the_tasks_not_started():
+    started, running, most = [], [0, threading.Lock()], []
+    with chunks.Executor(n_jobs=2, backend="threads") as executor:
+        tasks = executor.run(_slow_square, [(i, started, running, most) for i in range(200)])
+        next(tasks)
+        tasks.close()  # as a KeyboardInterrupt or an error in the fold would
+    time.sleep(0.1)
+    assert len(started) <= 1 + 2 * 2 + 2  # the first, those submitted ahead, at most one more per thread
+
+
+def _failing(n, rng):
+    if rng.random() < 0.2:
+        raise ArithmeticError("the user's own bug")
+    return rng.standard_normal((n, 1))
+
+
+def test_a_mechanism_error_in_a_thread_keeps_its_traceback():
+    with chunks.Executor(n_jobs=2, backend="threads") as executor:
+        with pytest.raises(Exception) as caught:
+            chunks.draw(executor, _failing, 1_000, ROOT, (0,), 40, (1,), name="failing")
+    assert "failing" in str(caught.value) and isinstance(caught.value.__cause__, ArithmeticError)
+    assert "_failing" in [frame.name for frame in traceback.extract_tb(caught.value.__cause__.__traceback__)]
+
+
+def test_threads_draw_the_same_samples_as_one_worker():
+    with chunks.Executor(n_jobs=1) as one, chunks.Executor(n_jobs=3, backend="threads") as three:
+        a = chunks.draw(one, _gaussian, 10_000, ROOT, (0, 1), 700, (1,))
+        b = chunks.draw(three, _gaussian, 10_000, ROOT, (0, 1), 700, (1,))
+    np.testing.assert_array_equal(a, b)

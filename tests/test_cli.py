@@ -354,12 +354,12 @@ def test_a_write_that_fails_after_the_audit_leaves_no_truncated_file(tmp_path):
 
 
 def test_ctrl_c_while_writing_replaces_nothing_and_says_what_was_written(tmp_path, capsys, monkeypatch):
-    from ndis.auditor.reporting import html
+    from ndis.plot_process import PlotProcess
 
-    def interrupted(figure):
+    def interrupted(plot, report, title):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(html, "render_png", interrupted)
+    monkeypatch.setattr(PlotProcess, "png", interrupted)
     argv = ["audit", "gaussian", "--param", "sigma=1", "--data", "synthetic:n=20,d=2,seed=0", "--samples", "2000",
             "--eps", "0:1:3", "--scorer", "quadratic", "--out", str(tmp_path)]
     assert main(argv) == 130

@@ -8,6 +8,7 @@ import base64
 import html
 import io
 import math
+import struct
 
 import numpy as np
 
@@ -219,12 +220,11 @@ def render_png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def _plot_png(report, title, figure=None, png: bytes | None = None) -> tuple[str, int, int]:
-    """report.plot (or `figure`, the one it returned; `png`, its rendering) as base64 PNG, with its
-    width and height in pixels."""
-    figure = figure or report.plot(title=title)
-    png = png or render_png(figure)
-    width, height = (round(v * DPI) for v in figure.get_size_inches())
+def _plot_png(report, title, png: bytes | None = None) -> tuple[str, int, int]:
+    """`png` (report.plot(title=title) rendered by `render_png`, drawn here when not given) as base64,
+    with its width and height in pixels (read from the PNG's header chunk)."""
+    png = png or render_png(report.plot(title=title))
+    width, height = struct.unpack(">II", png[16:24])
     return base64.b64encode(png).decode("ascii"), width, height
 
 
@@ -243,17 +243,16 @@ def summary(report) -> str:
             f"{_table(report)}{_curve_note(report)}</div>")
 
 
-def page(report, title: str | None = None, figure=None, png: bytes | None = None) -> str:
+def page(report, title: str | None = None, png: bytes | None = None) -> str:
     """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript;
-    `figure` is report.plot(title=title) when the caller has drawn it already, `png` its rendering
-    (`render_png`) when the caller has made that too."""
+    `png` is report.plot(title=title) rendered by `render_png`, when the caller has made it already."""
     heading = title or report.title
     hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
     alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
         f", {report.theory_label} curve" if report.theory_label else "") + (
         ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
-    png, width, height = _plot_png(report, title, figure, png)
+    png, width, height = _plot_png(report, title, png)
     zero = (" (a claimed delta of 0, which a log scale cannot show, is the star on its bottom edge)"
             if report.verdict is not None and report.verdict.delta <= 0 else "")
     panels = f"Left: delta(eps) on a linear scale; {{}}: on a log scale{zero}."

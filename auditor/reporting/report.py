@@ -477,11 +477,11 @@ class AuditReport:
         return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
                 f"({self.info.get('n_samples', '?')} samples per side)")
 
-    def to_html(self, path=None, title: str | None = None, figure=None, png: bytes | None = None) -> str:
+    def to_html(self, path=None, title: str | None = None, png: bytes | None = None) -> str:
         """The report as one self-contained HTML5 page (`auditor.reporting.html.page`); also written to `path`.
-        `figure`: what `plot(title=title)` returned, to reuse instead of drawing it again; `png`: its
-        rendering (`auditor.reporting.html.render_png`), to reuse instead of rendering it again."""
-        text = html.page(self, title, figure, png)
+        `png`: `plot(title=title)` rendered (`auditor.reporting.html.render_png`), to reuse instead of
+        drawing it again."""
+        text = html.page(self, title, png)
         if path is not None:
             write_atomic(path, text)
         return text

@@ -265,19 +265,16 @@ def _check_audit_arguments(args) -> tuple:
     return grid, params, neighbor, replacement
 
 
-def _report_files(report, title: str, timings: dict) -> dict:
-    """{file name: contents} of an audit's report: report.json, spectrum.csv, spectrum.png, report.html
-    (the figure drawn and rendered once); the time of the plot (imports, drawing, PNG) and of the
-    other files goes to `timings`."""
+def _report_files(report, title: str, timings: dict, plot) -> dict:
+    """{file name: contents} of an audit's report: report.json, spectrum.csv, spectrum.png (from `plot`, a
+    started `PlotProcess`) and report.html; the time spent waiting for the plot and writing the other
+    files goes to `timings`."""
     started = time.perf_counter()
-    from ndis.auditor.reporting import html
-
-    figure = report.plot(title=title)
-    png = html.render_png(figure)
+    png = plot.png(report, title)
     timings["plot"] = time.perf_counter() - started
     started = time.perf_counter()
     files = {"report.json": report.to_json() + "\n", "spectrum.csv": report.to_csv(),
-             "spectrum.png": png, "report.html": report.to_html(title=title, figure=figure, png=png)}
+             "spectrum.png": png, "report.html": report.to_html(title=title, png=png)}
     timings["other_report_files"] = time.perf_counter() - started
     return files
 
@@ -296,19 +293,22 @@ def command_audit(args, stream=None) -> None:
     (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json."""
     from ndis.core.files import FolderUnusable, OutputFolder
 
+    from ndis.plot_process import PlotProcess
+
     stream = stream or sys.stdout
     grid, params, neighbor, replacement = _check_audit_arguments(args)
     try:
-        with OutputFolder(args.out) as out:
-            _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement)
+        with OutputFolder(args.out) as out, PlotProcess() as plot:
+            _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement, plot)
     except FolderUnusable as error:  # raised on entry only: the folder cannot be used
         if error.in_use:
             raise UsageError(f"--out {args.out!r} is in use: {error.reason}") from None
         raise UsageError(f"cannot write to --out {args.out!r}: {error.reason}") from None
 
 
-def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
-    """The audit of `ndis audit` (or its pair search), its report files and its printed summary."""
+def _run_audit(args, out, stream, eps, params, neighbor, replacement, plot) -> None:
+    """The audit of `ndis audit` (or its pair search), its report files (the PNG from `plot`, a started
+    `PlotProcess`) and its printed summary."""
     started = time.perf_counter()
     from ndis.auditor import audit
     from ndis.auditor.reporting.progress import Interrupted
@@ -341,7 +341,7 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement) -> None:
     title = _title(report, args, searching)
     timings = {"imports": imported, **report.info["timings"]}
     try:
-        written = out.write(_report_files(report, title, timings), stale=(PARTIAL,))
+        written = out.write(_report_files(report, title, timings, plot), stale=(PARTIAL,))
     except KeyboardInterrupt as error:
         stopped = Interrupted("while writing the report files (none was replaced)")
         _write_partial(out, partial_report(report.info["phases"], report.info, str(stopped)), args, stopped)

@@ -234,7 +234,7 @@ def test_every_text_of_the_plot_is_legible_in_report_html_at_1280_px(tradeoff):
     assert _displayed_px(figure, smallest.get_fontsize()) >= 10, smallest.get_text()
     if tradeoff:  # the trade-off panel says what it shows
         assert "tests of M(D) vs M(D')" in figure.axes[2].get_title()
-        assert "trade-off view: each point is a test" in markup.unescape(report.to_html(figure=figure))
+        assert "trade-off view: each point is a test" in markup.unescape(report.to_html(png=html.render_png(figure)))
 
 
 @pytest.mark.parametrize("tradeoff", [False, True])
@@ -267,7 +267,7 @@ def test_a_claimed_delta_of_0_is_drawn_on_the_bottom_edge_of_the_log_panel():
     assert star.get_ydata()[0] == log.get_ylim()[0] and not star.get_clip_on()
     assert any("claimed delta = 0" in t.get_text() for t in log.texts)
     assert "claimed (1, 0): inconclusive" in legend_labels(figure)
-    assert "star on its bottom edge" in report.to_html(figure=figure)
+    assert "star on its bottom edge" in report.to_html(png=html.render_png(figure))
 
 
 def test_the_table_shows_every_row_or_says_which_it_skipped():

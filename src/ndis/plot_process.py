@@ -1,0 +1,83 @@
+"""spectrum.png rendered by a helper process started before the audit, so that importing matplotlib
+(about 0.7 s, more than the README's audit spends sampling) happens on another core while the audit runs.
+
+`ndis audit` starts `PlotProcess` first; the helper imports matplotlib and the report module, then
+waits on its standard input for the finished report (its JSON, the same text as report.json) and a
+title, draws `AuditReport.plot` and writes the PNG bytes (`html.render_png`) to its standard output.
+The bytes are those the audit's own process would render: the report's JSON round-trips every
+number exactly. When the helper cannot be started or fails, the PNG is rendered in this process, so
+a plotting error is raised where it always was. The helper talks through pipes only, and is killed
+when the audit stops early (an error, Ctrl-C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+_PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every PNG file: the bytes arrived whole
+
+
+class PlotProcess:
+    """Context manager: the helper process, started on entry and killed on exit if still running."""
+
+    def __init__(self):
+        self._process = None
+
+    def __enter__(self) -> "PlotProcess":
+        try:
+            self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            self._process = None
+        return self
+
+    def __exit__(self, *exc):
+        """Kill the helper if it is still waiting for a report (an audit stopped early); reap it."""
+        if self._process is not None:
+            if self._process.stdin and not self._process.stdin.closed:
+                self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def png(self, report, title: str | None) -> bytes:
+        """report.plot(title=title) rendered as PNG bytes: by the helper, else in this process."""
+        process, self._process = self._process, None
+        if process is not None:
+            payload = json.dumps({"report": report.to_json(), "title": title}).encode()
+            try:
+                with process.stdin:
+                    process.stdin.write(payload)
+                with process.stdout:
+                    png = process.stdout.read()  # until the helper closes it: the whole PNG, or nothing
+            except OSError:  # the helper died before reading: a broken pipe
+                png = b""
+            if png.startswith(b"\x89PNG") and png.endswith(_PNG_END):
+                self._process = process  # reaped on exit, once its interpreter has shut down
+                return png
+            process.kill()
+            process.wait()
+        from ndis.auditor.reporting import html
+
+        return html.render_png(report.plot(title=title))
+
+
+def main() -> None:
+    """The helper: import, wait for {"report": JSON, "title": str or None} on stdin, write the PNG to stdout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401 (imported while the audit runs)
+    from matplotlib.figure import Figure  # noqa: F401
+
+    from ndis.auditor.reporting import html
+    from ndis.auditor.reporting.report import AuditReport
+
+    request = json.loads(sys.stdin.buffer.read())
+    report = AuditReport.from_json(request["report"])
+    sys.stdout.buffer.write(html.render_png(report.plot(title=request["title"])))
+    sys.stdout.buffer.close()  # the audit's process has its PNG now
+    os._exit(0)  # nothing here needs tearing down; the interpreter's shutdown would delay the audit's exit
+
+
+if __name__ == "__main__":
+    main()

@@ -148,20 +148,31 @@ class BinLocator:
 
 
 class Binner:
-    """Picklable chunk transform: the bins of a chunk's scores, (bins, None), each score's bin; or,
-    for a chunk of at least a quarter as many scores as bins, (None, counts), the count of every bin.
+    """Picklable chunk transform: the bins of a chunk's scores, (bins, None), each score's bin, sorted;
+    or, for a chunk of at least a quarter as many scores as bins, (None, counts), the count of every bin.
 
-    Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf);
-    `BinLocator` finds b, exactly as a binary search would."""
+    Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf),
+    b = `np.searchsorted(edges, s, side="right")`. A chunk's scores are sorted first, so the binary
+    searches walk the edges in order instead of at random (3 to 15 times faster on 10^6 edges); when
+    the audit will place at least `TABLE_SCORES_PER_EDGE` scores per edge (`n_scores`), `BinLocator`'s
+    table, whose set-up costs about 9 sorted searches per edge, places them faster still. Sorted bins
+    also let the fold's np.add.at walk the counters in order (2-3x faster than at random; the fold
+    runs in one thread, the chunks in many)."""
 
-    def __init__(self, score, edges: np.ndarray):
-        self.score, self.edges, self.locate = score, edges, BinLocator(edges)
+    TABLE_SCORES_PER_EDGE = 16
+
+    def __init__(self, score, edges: np.ndarray, n_scores: int = 0):
+        self.score, self.edges = score, edges
+        self.locate = BinLocator(edges) if n_scores >= self.TABLE_SCORES_PER_EDGE * edges.size else None
 
     def __call__(self, samples):
         scores = np.asarray(self.score(samples), dtype=float).ravel()
         if np.isnan(scores).any():
             raise ValueError(f"the scorer returned NaN for {int(np.isnan(scores).sum())} held-out samples")
-        bins = self.locate(scores)
+        if self.locate is None:
+            bins = np.searchsorted(self.edges, np.sort(scores), side="right")
+        else:
+            bins = np.sort(self.locate(scores))
         if 4 * bins.size >= self.edges.size:  # a large chunk: counted where it was drawn, m + 1 counters
             return None, np.bincount(bins, minlength=self.edges.size + 1)
         return bins.astype(np.uint32 if self.edges.size < 2**32 else np.int64), None  # 4 bytes a score

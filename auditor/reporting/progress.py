@@ -48,11 +48,13 @@ class Progress:
             outer = self.current
             yield (lambda k: self._advance(outer, k)) if unit == outer["unit"] else (lambda k: None)
             return
-        from tqdm.auto import tqdm
-
         started = time.perf_counter()
-        bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
-                   disable=self.mode != "bars", smoothing=0.1)
+        bar = _NoBar()
+        if self.mode == "bars":  # tqdm.auto imports asyncio and more: 0.1 s that lines and silence need not pay
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
+                       smoothing=0.1)
         self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
         try:
             yield lambda k: self._advance(current, k)
@@ -94,3 +96,13 @@ class Progress:
             text = f"after {self.done[-1]['phase']}" if self.done else "before sampling started"
         done = [f"{p['phase']} ({p['count']:,} {p['unit']})" for p in self.done]
         return text + ("; completed: " + ", ".join(done) if done else "; no phase was completed")
+
+
+class _NoBar:
+    """The part of a tqdm bar that `Progress` uses, doing nothing (modes "lines" and None)."""
+
+    def update(self, k):
+        pass
+
+    def close(self):
+        pass

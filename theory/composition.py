@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy import fft
 
 from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms, reversed_loss
 from .pld import pmfs, event_parts, from_pld, is_dp_accounting
@@ -138,6 +137,8 @@ def _self_compose(pld, count: int, truncation: float = 1e-15):
     pass over 20 orders placed around the normal approximation's optimum: dp_accounting's 40 separate
     logsumexp calls take 0.4 s per direction of a 44,000-point PLD here (the benchmark's target for a
     whole composition is 1 s). Any orders give valid bounds."""
+    from scipy import fft  # here, not at import: every audit imports theory, few compose PLDs
+
     _, pld_module, pld_pmf = dp_accounting_modules()
     sides = []
     for pmf in pmfs(pld):

@@ -159,8 +159,13 @@ def main(argv=None) -> None:
     if args.pretest:
         pretest(args.pretest)
         return
+    import ndis.auditor.api  # noqa: F401 (to find out whether Python cached its bytecode)
+
+    cached = Path(ndis.auditor.api.__cached__).is_file()
     print(f"ndis {' '.join(JOB)} --out DIR --verbose; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
-          f", {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
+          f", {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')}, ndis's bytecode cached: {'yes' if cached else 'no'} "
+          "(without it every run compiles ndis's modules, about 0.2 s)", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         if args.seeds:
             first, stop = (int(v) for v in args.seeds.split(":"))

@@ -55,7 +55,7 @@ class PlotProcess:
             except OSError:  # the helper died before reading: a broken pipe
                 png = b""
             if png.startswith(b"\x89PNG") and png.endswith(_PNG_END):
-                self._process = process  # reaped on exit, once its interpreter has shut down
+                self._process = process  # reaped on exit (it ends at once after writing)
                 return png
             process.kill()
             process.wait()

@@ -669,7 +669,7 @@ def _count_held_out(score, validation, draws, n_held, root, executor, chunk, sha
                   for side, draw, side_label in draws), validation_scores=validation)
     with _timed(timings, "held_out_edges"):
         held = histogram.ScoreHistogram.empty(histogram.edges_for(validation))
-        binner = histogram.Binner(score, held.edges, 2 * n_held)
+        binner = histogram.Binner(score, held.edges, 2 * n_held, sort=executor.workers > 1)
     with _timed(timings, "sampling_held_out"):
         for side, draw, side_label in draws:
             chunks.draw(executor, draw, n_held, root, (side, 1), chunk, shape, binner,

@@ -148,8 +148,9 @@ class BinLocator:
 
 
 class Binner:
-    """Picklable chunk transform: the bins of a chunk's scores, (bins, None), each score's bin, sorted;
-    or, for a chunk of at least a quarter as many scores as bins, (None, counts), the count of every bin.
+    """Picklable chunk transform: the bins of a chunk's scores, (bins, None), each score's bin (sorted
+    unless found by the table without `sort`); or, for a chunk of at least a quarter as many scores as
+    bins, (None, counts), the count of every bin.
 
     Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf),
     b = `np.searchsorted(edges, s, side="right")`. A chunk's scores are sorted first, so the binary
@@ -157,14 +158,15 @@ class Binner:
     700 ns in random order). When the audit will place at least `TABLE_SCORES_PER_EDGE` scores per edge
     (`n_scores`), `BinLocator`'s table pays for its set-up (about 0.2 us per edge; then about 30 ns a
     score): at 10^7 samples per side, not in the README's job (measured with `python
-    benchmarks/auditor.py --sampling-ratio 1e7` and `benchmarks/readme_job.py`). Sorted bins let the
-    fold's np.add.at walk the counters in order (2-3x faster than at random; the fold runs in one
-    thread, the chunks in many)."""
+    benchmarks/auditor.py --sampling-ratio 1e7` and `benchmarks/readme_job.py`). With `sort`, the
+    table's bins are sorted too: the fold's np.add.at then walks the counters in order (2-3x faster
+    than at random), which pays when the fold runs in one thread and the chunks in several; on one
+    worker the sort would cost more than it saves."""
 
     TABLE_SCORES_PER_EDGE = 2
 
-    def __init__(self, score, edges: np.ndarray, n_scores: int = 0):
-        self.score, self.edges = score, edges
+    def __init__(self, score, edges: np.ndarray, n_scores: int = 0, sort: bool = False):
+        self.score, self.edges, self.sort = score, edges, sort
         self.locate = BinLocator(edges) if n_scores >= self.TABLE_SCORES_PER_EDGE * edges.size else None
 
     def __call__(self, samples):
@@ -174,7 +176,7 @@ class Binner:
         if self.locate is None:
             bins = np.searchsorted(self.edges, np.sort(scores), side="right")
         else:
-            bins = np.sort(self.locate(scores))
+            bins = np.sort(self.locate(scores)) if self.sort else self.locate(scores)
         if 4 * bins.size >= self.edges.size:  # a large chunk: counted where it was drawn, m + 1 counters
             return None, np.bincount(bins, minlength=self.edges.size + 1)
         return bins.astype(np.uint32 if self.edges.size < 2**32 else np.int64), None  # 4 bytes a score

@@ -10,11 +10,11 @@ from ndis.auditor import audit
 from ndis.auditor.statistics import histogram, spectrum
 
 
-def _streamed(valid, held_p, held_q, chunks=7, seed=0, table=False):
+def _streamed(valid, held_p, held_q, chunks=7, seed=0, table=False, sort=False):
     """The held-out scores counted chunk by chunk, the chunks added in a random order; with `table`, the
-    bins found by `BinLocator`'s table instead of sorted binary searches."""
+    bins found by `BinLocator`'s table (sorted with `sort`) instead of sorted binary searches."""
     hist = histogram.ScoreHistogram.empty(histogram.edges_for(valid))
-    binner = histogram.Binner(np.asarray, hist.edges, n_scores=2**62 if table else 0)
+    binner = histogram.Binner(np.asarray, hist.edges, n_scores=2**62 if table else 0, sort=sort)
     assert (binner.locate is not None) == table
     parts = [(side, chunk) for side, scores in (("p", held_p), ("q", held_q)) for chunk in np.array_split(scores, chunks)]
     for k in np.random.default_rng(seed).permutation(len(parts)):
@@ -129,15 +129,16 @@ def test_bin_locator_is_the_binary_search_bit_for_bit(law):
     assert np.array_equal(locate(scores), np.searchsorted(edges, scores, side="right"))
 
 
-@pytest.mark.parametrize("table", [False, True], ids=["sorted searches", "bucket table"])
+@pytest.mark.parametrize("table, sort", [(False, False), (True, False), (True, True)],
+                         ids=["sorted searches", "bucket table", "bucket table, bins sorted"])
 @pytest.mark.parametrize("chunk", [997, 40_000])  # chunks sent as bins, and as counts of every bin
-def test_streamed_histogram_equals_the_binary_search_histogram(chunk, table):
+def test_streamed_histogram_equals_the_binary_search_histogram(chunk, table, sort):
     """Counts at every validation score (the thresholds of every tested event) and in every bin are
     those of a histogram made by np.searchsorted on the unsorted scores, whichever form the chunks
     travel in and however their bins are found."""
     rng = np.random.default_rng(4)
     valid, (held_p, held_q) = _scores(rng, 5_000), _scores(rng, 60_000)
-    hist = _streamed(valid, held_p, held_q, chunks=60_000 // chunk, table=table)
+    hist = _streamed(valid, held_p, held_q, chunks=60_000 // chunk, table=table, sort=sort)
     assert hist.edges.size > histogram.BinLocator.SMALL  # large enough for the bucket table
     for side, held in (("p", held_p), ("q", held_q)):
         expected = np.bincount(np.searchsorted(hist.edges, held, side="right"), minlength=hist.edges.size + 1)

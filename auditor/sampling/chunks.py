@@ -24,8 +24,8 @@ from typing import Callable
 import numpy as np
 
 from ndis.core.budget import chunk_size_for
-from ndis.core.thread_pools import thread_limit
 from ndis.core.errors import MechanismError
+from ndis.core.thread_pools import thread_limit
 from ndis.core.validation import as_int, optional
 
 from ndis.auditor.reporting.progress import Progress
@@ -185,8 +185,9 @@ class Executor:
                 while pending:
                     i, future = pending.popleft()
                     result = future.result()
-                    for j, args in itertools.islice(tasks, 1):
-                        pending.append((j, pool.submit(function, *args)))
+                    following = next(tasks, None)
+                    if following is not None:
+                        pending.append((following[0], pool.submit(function, *following[1])))
                     yield i, result
             finally:
                 pool.shutdown(wait=not pending, cancel_futures=True)

@@ -21,7 +21,7 @@ _PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every PNG file: the bytes arri
 
 
 class PlotProcess:
-    """Context manager: the helper process, started on entry and killed on exit if still running."""
+    """Context manager: the helper process, started on entry, killed on exit if still running, reaped."""
 
     def __init__(self):
         self._process = None
@@ -35,30 +35,27 @@ class PlotProcess:
         return self
 
     def __exit__(self, *exc):
-        """Kill the helper if it is still waiting for a report (an audit stopped early); reap it."""
+        """Kill the helper if it is still running (an audit stopped early: it waits for a report; after
+        `png`: it is ending), and reap it."""
         if self._process is not None:
-            if self._process.stdin and not self._process.stdin.closed:
+            if self._process.poll() is None:
                 self._process.kill()
             self._process.wait()
         self._process = None
 
     def png(self, report, title: str | None) -> bytes:
         """report.plot(title=title) rendered as PNG bytes: by the helper, else in this process."""
-        process, self._process = self._process, None
-        if process is not None:
+        if self._process is not None:
             payload = json.dumps({"report": report.to_json(), "title": title}).encode()
             try:
-                with process.stdin:
-                    process.stdin.write(payload)
-                with process.stdout:
-                    png = process.stdout.read()  # until the helper closes it: the whole PNG, or nothing
+                with self._process.stdin:
+                    self._process.stdin.write(payload)
+                with self._process.stdout:
+                    png = self._process.stdout.read()  # until the helper closes it: the whole PNG, or nothing
             except OSError:  # the helper died before reading: a broken pipe
                 png = b""
             if png.startswith(b"\x89PNG") and png.endswith(_PNG_END):
-                self._process = process  # reaped on exit (it ends at once after writing)
                 return png
-            process.kill()
-            process.wait()
         from ndis.auditor.reporting import html
 
         return html.render_png(report.plot(title=title))

@@ -154,8 +154,8 @@ class Binner:
 
     Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf),
     b = `np.searchsorted(edges, s, side="right")`. A chunk's scores are sorted first, so the binary
-    searches walk the edges in order instead of at random (70-150 ns a score on 10^6 edges, against
-    700 ns in random order). When the audit will place at least `TABLE_SCORES_PER_EDGE` scores per edge
+    searches walk the edges in order instead of at random (50-150 ns a score on 10^6 edges, fewer in
+    larger chunks, against 700 ns in random order). When the audit will place at least `TABLE_SCORES_PER_EDGE` scores per edge
     (`n_scores`), `BinLocator`'s table pays for its set-up (about 0.2 us per edge; then about 30 ns a
     score): at 10^7 samples per side, not in the README's job (measured with `python
     benchmarks/auditor.py --sampling-ratio 1e7` and `benchmarks/readme_job.py`). With `sort`, the

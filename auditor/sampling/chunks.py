@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import logging
 import os
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -54,6 +55,11 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
 def check_chunk_size(chunk_size) -> int | None:
     """`chunk_size` (samples per task) checked: None (`chunk_size_for` decides) or an integer >= 1."""
     return optional(as_int, "chunk_size", chunk_size)
+
+
+def _shared(value):
+    """The task that holds a value shared with every task of a Dask phase (`Executor.share`)."""
+    return value
 
 
 def _draw(draw, n, seed_seq, shape, where, transform, start):
@@ -140,10 +146,18 @@ class Executor:
         self._own_client = False
 
     def share(self, value):
-        """Send an argument of every task to each Dask worker once (a future); unchanged for loky."""
-        if self.backend == "dask" and value is not None:
+        """An argument of every task, sent once; unchanged off Dask. On this process's own cluster it
+        is scattered (in-process: neither pickled nor lost unless the process is). On any other
+        cluster it is the result of a task (workers fetch it once each): scattered data is lost
+        with the last worker holding it, and the scheduler's active memory manager may leave it on
+        one worker, whereas a lost task result is computed again on another worker."""
+        if self.backend != "dask" or value is None:
+            return value
+        if self._cluster is not None:
             return self._client.scatter(value, broadcast=True, hash=False)
-        return value
+        with warnings.catch_warnings():  # the value is sent once, not repeated in the graph
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self._client.submit(_shared, value, pure=False)
 
     def map(self, function, argument_lists, done: Callable[[int], None]):
         """[function(*args) for args in argument_lists], computed in parallel, results in order;

@@ -3,6 +3,7 @@ are run again (each is a function of its seed key), so the report is the one of 
 
 import functools
 import os
+import time
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ def dying_gaussian(data, n, rng, marker):
     """x + N(0, 1), batched; on the chunk seeded by KILL_KEY it kills its own process, the first time only."""
     if tuple(rng.bit_generator.seed_seq.spawn_key[-3:]) == KILL_KEY and not os.path.exists(marker):
         open(marker, "w").close()
+        time.sleep(0.1)  # time for the Dask scheduler to settle where the shared values are kept
         os._exit(1)
     return data + rng.standard_normal((n, 1))
 
@@ -47,8 +49,13 @@ def test_a_dying_loky_worker_is_replaced_and_its_chunks_rerun(tmp_path, referenc
 
 def test_a_dask_worker_killed_mid_run_is_replaced_and_its_tasks_rescheduled(tmp_path, reference):
     distributed = pytest.importorskip("distributed", reason="the Dask backend needs dask.distributed")
+    import dask
+
     marker = tmp_path / "killed"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    # The scheduler's active memory manager every 5 ms drops the replicas it deems unneeded at once:
+    # a value shared with the tasks must survive the loss of the one worker left holding it.
+    with dask.config.set({"distributed.scheduler.active-memory-manager.interval": "5ms"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         report = audit(functools.partial(dying_gaussian, marker=str(marker)), 1.0, 0.0, backend="dask",
                        scheduler=client, **KWARGS)

@@ -611,7 +611,7 @@ def _threshold_method(mech, draws, eps, root, executor, chunk, shape, alpha, fac
     score, validation = _train_scorer(draws, root, executor, chunk, shape, factories, feature_list, widths, sizes,
                                       timings, info, name, prefix)
     held = _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix,
-                           streaming)
+                           streaming, alpha)
     with _timed(timings, "estimation"):
         evidence = spectrum.Evidence(spectrum.empirical_roc(*validation), tuple(v.size for v in validation), held,
                                      chunks.chunk_seed(root, SEED_KEY), score)
@@ -657,9 +657,11 @@ def _select_scorer(train, feature_list, widths, factories, root, n_fit, executor
     return _Score(feature_list[f][1], fitted), validation
 
 
-def _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix, streaming):
+def _count_held_out(score, validation, draws, n_held, root, executor, chunk, shape, timings, name, prefix, streaming,
+                    alpha):
     """Phase 4: the held-out samples of both sides, scored where they are drawn: counted on fixed
-    edges (`streaming`, `auditor.statistics.histogram`: memory independent of n) or kept."""
+    edges (`streaming`, `auditor.statistics.histogram`: memory independent of n; refined between the
+    validation scores when the upper band at level `alpha` needs it, `histogram.refine_for`) or kept."""
     draws = list(zip(range(2), draws, ("D", "D'")))
     if not streaming:
         with _timed(timings, "sampling_held_out"):
@@ -668,7 +670,8 @@ def _count_held_out(score, validation, draws, n_held, root, executor, chunk, sha
                               desc=f"{prefix}held-out samples on {side_label} (sampling + scoring)", name=name)
                   for side, draw, side_label in draws), validation_scores=validation)
     with _timed(timings, "held_out_edges"):
-        held = histogram.ScoreHistogram.empty(histogram.edges_for(validation))
+        refine = histogram.refine_for(sum(v.size for v in validation), n_held, alpha)
+        held = histogram.ScoreHistogram.empty(histogram.edges_for(validation, refine))
         binner = histogram.Binner(score, held.edges, 2 * n_held, sort=executor.workers > 1)
     with _timed(timings, "sampling_held_out"):
         for side, draw, side_label in draws:

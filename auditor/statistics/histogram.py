@@ -24,13 +24,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ndis.auditor.statistics import bounds
 from ndis.auditor.statistics.spectrum import EmpiricalROC
 
 #: Parts per local mean gap between consecutive distinct validation scores (`edges_for`): the sweep
 #: error is about the held-out mass of one part.
 REFINE = 4
+#: The validation scores alone are the edges when their largest gap would add less than this share
+#: of the DKW radius the upper band adds anyway (`refine_for`).
+SWEEP_SHARE = 0.25
 #: Gaps in the local mean, the most parts a gap is cut into, doublings of distance beyond the extremes.
 WINDOW, MAX_PARTS, DOUBLINGS = 64, 1024, 40
+
+
+def refine_for(n_validation: int, n_held: int, alpha: float) -> int:
+    """`REFINE`, or 1 (no edges between the validation scores) when the plain scores already resolve
+    the sweep: the largest of the gaps between n pooled validation scores holds about ln(n)/n of their
+    pooled law, so at most 2 ln(n)/n of either side's, which bounds the sweep error; below
+    `SWEEP_SHARE` of the one-sided DKW radius of n_held held-out scores at alpha / 2 (the radius the
+    upper band adds for each side), the extra edges would refine a small part of the band at the cost
+    of a larger histogram (at 10^7 samples per side, 2.26 million edges instead of 0.5 million)."""
+    largest_gap = 2 * np.log(max(n_validation, 2)) / max(n_validation, 2)
+    return 1 if largest_gap <= SWEEP_SHARE * bounds.dkw_radius(max(n_held, 1), alpha / 2) else REFINE
 
 
 def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
@@ -176,9 +191,11 @@ class Binner:
         if self.locate is None:
             bins = np.searchsorted(self.edges, np.sort(scores), side="right")
         else:
-            bins = np.sort(self.locate(scores)) if self.sort else self.locate(scores)
+            bins = self.locate(scores)
         if 4 * bins.size >= self.edges.size:  # a large chunk: counted where it was drawn, m + 1 counters
             return None, np.bincount(bins, minlength=self.edges.size + 1)
+        if self.sort and self.locate is not None:
+            bins.sort()
         return bins.astype(np.uint32 if self.edges.size < 2**32 else np.int64), None  # 4 bytes a score
 
 

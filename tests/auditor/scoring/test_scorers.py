@@ -38,16 +38,17 @@ def test_scorers_approach_the_bayes_log_loss_on_a_gaussian_pair(name, slack):
     assert scorer.log_odds(val_p[:7]).shape == (7,)
 
 
-def test_quadratic_log_odds_are_the_logistic_models_decision_function():
+@pytest.mark.parametrize("k", [3, 1])  # one feature: Horner's rule instead of the matrix products
+def test_quadratic_log_odds_are_the_logistic_models_decision_function(k):
     # log_odds evaluates the fit as a quadratic form in the whitened features; it must equal the
     # logistic regression's own decision function on the expanded, standardised features (to rounding).
     from ndis.auditor.scoring.preprocessing import Standardiser, training_set
 
     rng = np.random.default_rng(4)
-    mix = rng.normal(size=(3, 3))
-    X_p, X_q = rng.normal(0.2, 1.1, (5_000, 3)) @ mix, rng.normal(size=(5_000, 3)) @ mix
+    mix = rng.normal(size=(k, k))
+    X_p, X_q = rng.normal(0.2, 1.1, (5_000, k)) @ mix, rng.normal(size=(5_000, k)) @ mix
     scorer = scorers.QuadraticScorer().fit(X_p, X_q)
-    rows, cols = np.triu_indices(3)
+    rows, cols = np.triu_indices(k)
     Z = scorer._inner(training_set(X_p, X_q, scorer.max_fit)[0])
     E = np.concatenate([Z, Z[:, rows] * Z[:, cols]], axis=1)
     np.testing.assert_array_equal(scorer._expand(training_set(X_p, X_q, scorer.max_fit)[0]), E)
@@ -56,13 +57,14 @@ def test_quadratic_log_odds_are_the_logistic_models_decision_function():
     np.testing.assert_allclose(scorer.log_odds(X_p[:500]), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
 
 
-def test_gaussian_log_odds_are_the_difference_of_the_fitted_normal_log_densities():
+@pytest.mark.parametrize("k", [3, 1])
+def test_gaussian_log_odds_are_the_difference_of_the_fitted_normal_log_densities(k):
     # QDA's discriminant: log N(x; m_P, S_P) - log N(x; m_Q, S_Q) with each side's sample mean and
     # covariance (np.cov), whatever the units of the outputs (here 1e150: squares beyond float64 without
     # the whitening's power-of-two units); to rounding.
     rng = np.random.default_rng(5)
-    mix = rng.normal(size=(3, 3))
-    X_p, X_q = rng.normal(0.2, 1.1, (4_000, 3)) @ mix * 1e150, rng.normal(size=(4_000, 3)) @ mix * 1e150
+    mix = rng.normal(size=(k, k))
+    X_p, X_q = rng.normal(0.2, 1.1, (4_000, k)) @ mix * 1e150, rng.normal(size=(4_000, k)) @ mix * 1e150
     scorer = scorers.make("gaussian").fit(X_p, X_q)
     rows = X_p[:300] / 1e150
     expected = (multivariate_normal.logpdf(rows, X_p.mean(axis=0) / 1e150, np.cov(X_p / 1e150, rowvar=False))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ndis.auditor import audit
-from ndis.auditor.statistics import histogram, spectrum
+from ndis.auditor.statistics import bounds, histogram, spectrum
 
 
 def _streamed(valid, held_p, held_q, chunks=7, seed=0, table=False, sort=False):
@@ -63,6 +63,24 @@ def test_the_edge_sweep_is_within_its_stated_error_of_the_full_sweep(seed):
     assert np.array_equal(spectrum.delta_sweep(complete.roc(), eps, "forward")[0],
                           spectrum.delta_sweep(full, eps, "forward")[0])
     assert np.all(complete.sweep_error(eps, "forward") == 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_validation_edges_keep_the_sweep_error_below_its_share_of_the_dkw_radius(seed):
+    # `refine_for` leaves the validation scores unrefined only when their largest gap, ~2 ln(n)/n of a
+    # side's mass, is below SWEEP_SHARE of the held-out DKW radius; the measured sweep error must be too.
+    alpha, n_held = 0.05, 100_000
+    rng = np.random.default_rng(seed)
+    valid, (held_p, held_q) = _scores(rng, 10_000), _scores(rng, n_held)
+    assert histogram.refine_for(20_000, n_held, alpha) == 1
+    assert histogram.refine_for(20_000, 4 * n_held, alpha) == histogram.REFINE  # a 2x smaller radius: refined
+    hist = histogram.ScoreHistogram.empty(histogram.edges_for(valid, refine=1))
+    assert hist.edges.size == np.unique(np.concatenate(valid)).size  # the validation scores alone
+    binner = histogram.Binner(np.asarray, hist.edges)
+    hist.add(binner(held_p), "p").add(binner(held_q), "q")
+    radius = bounds.dkw_radius(n_held, alpha / 2)
+    for direction in spectrum.DIRECTIONS:
+        assert np.all(hist.sweep_error(np.linspace(0, 2, 21), direction) <= histogram.SWEEP_SHARE * radius)
 
 
 def test_nan_scores_are_refused():

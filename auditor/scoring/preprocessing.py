@@ -76,10 +76,14 @@ class Whitener:
         X = np.asarray(X, dtype=float)
         unit = power_of_two_unit(X)
         U = X / unit
-        mean = U.mean(axis=0)
-        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(U, rowvar=False)))
+        return self.from_moments(U.mean(axis=0), np.cov(U, rowvar=False), unit)
+
+    def from_moments(self, mean, cov, unit):
+        """The map of the data whose mean and covariance, in units of the power of two `unit`, are
+        `mean` and `cov`."""
+        values, vectors = np.linalg.eigh(np.atleast_2d(cov))
         values = np.maximum(values, 1e-12 * max(values.max(), 1e-300))
-        self.mean, self.transform = mean * unit, vectors / (np.sqrt(values) * unit)
+        self.mean, self.transform = np.asarray(mean) * unit, vectors / (np.sqrt(values) * unit)
         return self
 
     def __call__(self, X):

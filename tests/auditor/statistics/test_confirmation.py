@@ -69,11 +69,14 @@ def test_the_event_is_the_one_that_carries_the_violation():
     p = np.where(rng.random(n) < 0.4, 2.5, rng.uniform(0, 1.9, n))
     q = np.where(rng.random(n) < 0.05, 2.5, rng.uniform(0, 1.9, n))
     held = histogram.ScoreHistogram.from_scores(p, q, (p[:100], q[:100]))
-    event = confirmation.choose_event(held, [(0.5, 0.0)], 1_000, 0.01)
+    event, other = confirmation.choose_events(held, [(0.5, 0.0)], 1_000, 0.01)
     assert event.direction == "forward" and 1.9 <= event.threshold <= 2.5
     assert event.predicted_power > 0.99
+    # the second event's mass differs from the first's by a factor of at least DISTINCT
+    mass = [(e.num_hat + e.den_hat) / 2 for e in (event, other)]
+    assert other.direction == "reverse" or max(mass) / min(mass) >= confirmation.DISTINCT
     # among two claimed points, the one the mechanism violates
-    event = confirmation.choose_event(held, [(3.0, 0.0), (0.5, 0.0)], 1_000, 0.01)
+    event, _ = confirmation.choose_events(held, [(3.0, 0.0), (0.5, 0.0)], 1_000, 0.01)
     assert event.eps == 0.5
 
 
@@ -83,5 +86,5 @@ def test_where_every_power_is_tiny_the_event_is_still_a_real_one():
     rng = np.random.default_rng(4)
     p, q = rng.standard_normal(5_000), rng.standard_normal(5_000)
     held = histogram.ScoreHistogram.from_scores(p, q, (p[:100], q[:100]))
-    event = confirmation.choose_event(held, [(5.0, 0.0)], 1_000, 1e-4)
-    assert np.isfinite(event.threshold) and event.predicted_power < 1e-3
+    events = confirmation.choose_events(held, [(5.0, 0.0)], 1_000, 1e-4)
+    assert all(np.isfinite(e.threshold) and e.predicted_power < 1e-3 for e in events)

@@ -17,7 +17,7 @@ independent samples:
 A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
 size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
 audit stops at the first look that refutes the claim ("refuted"); after the first look of the
-last round when the rest of it has no realistic chance ("futile": even if the event's delta were
+last round when the rest of it has no realistic chance ("futile": even if each event's delta were
 `FUTILITY_SE` standard errors above its unbiased estimate, the final look's tests would refute with
 probabilities summing to less than `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
 never adds a refutation, so it costs no confidence.
@@ -133,11 +133,10 @@ def audit_sequential(audit, options: dict) -> AuditReport:
             counts, used, drawn = counts + new, used + look.confirm - drawn, look.confirm
             results = [confirmation.confirm(event, k_p, k_q, drawn, look.level / confirmation.EVENTS)
                        for event, k_p, k_q in zip(events, *counts)]
-            result = _deciding(results)
             records.append({"round": plan.index + 1, "look": k + 1, "screen": plan.screen, "confirm": drawn,
                             "level": look.level, "seed": {"entropy": root.entropy, "spawn_key": list(screen_seed.spawn_key)},
-                            "scorer": report.info.get("scorer"), "confirmation": result.to_dict(),
-                            "confirmations": [r.to_dict() for r in results], "result": result, "results": results})
+                            "scorer": report.info.get("scorer"), "confirmation": _deciding(results).to_dict(),
+                            "confirmations": [r.to_dict() for r in results], "results": results})
             stop = _stop(results, plan.looks[k + 1:])
             if stop:
                 break
@@ -180,7 +179,7 @@ def _deciding(results):
 
 
 def _stop(results, later_looks):
-    """("refuted" | "futile", the final look's predicted power) after a look, or None to go on. Futility
+    """("refuted" | "futile", the sum of the final look's predicted powers) after a look, or None to go on. Futility
     is judged on the round's own events: the sum over them of the final look's power if each event's
     delta were FUTILITY_SE standard errors above its estimate (a bound on the chance that any refutes)."""
     if any(r.refuted for r in results):
@@ -198,7 +197,7 @@ def _stop(results, later_looks):
 def _reason(stop, record, rounds, budget) -> str:
     code, power = stop
     where = f"round {record['round']} of {len(rounds)}, look {record['look']}"
-    c = record["result"]
+    c = _deciding(record["results"])
     if code == "refuted":
         return (f"refuted in {where}: the confirmation's bound delta({c.event.eps:g}) >= {c.delta_lower:.4g} exceeds "
                 f"the claimed {c.event.delta:g}")
@@ -213,7 +212,7 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
     """The last screening audit's report, with the sequential verdict, the certificate of the deciding
     look at the tested delta, and the record of every look in info["sequential"]["rounds"]."""
     deciding = records[-1]
-    c = deciding["result"]
+    c = _deciding(deciding["results"])
     tests = [result for record in records for result in record["results"]]
     p_value = confirmation.combined_p_value([t.p_value for t in tests], [t.level for t in tests], alpha)
     floor = float(bounds.detectable_floor(c.event.eps, c.n, c.n, c.level / 2)[0])
@@ -233,6 +232,6 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
                     "p_value": p_value, "spending": "alpha * t^2, t = share of the planned confirmation samples (Lan & DeMets 1983; Kim & DeMets 1987)",
                     "skipped_rounds": skipped,
                     "schedule": [r.to_dict() for r in rounds],
-                    "rounds": [{k: v for k, v in r.items() if k not in ("result", "results")} for r in records]})
+                    "rounds": [{k: v for k, v in r.items() if k != "results"} for r in records]})
     report.info.setdefault("timings", {})["total"] = time.perf_counter() - started
     return report

@@ -215,7 +215,7 @@ DPI = 120  # of spectrum.png and of the page's image, which are the same bytes w
 def render_png(figure) -> bytes:
     """The figure as PNG bytes at `DPI`, deflated at level 3 (the default 6 compresses the README job's
     plot more slowly for a file about 2% smaller), its glyphs not hinted (FreeType's autohinter ran
-    for every glyph drawn: 0.03-0.1 s of the README job's plot)."""
+    for every glyph drawn: 0.02-0.1 s of the README job's plot)."""
     from matplotlib import rc_context
 
     buffer = io.BytesIO()

@@ -118,20 +118,17 @@ def _fractions(held, direction: str):
 
 
 def _choice_scores(held, direction, eps, delta, n_confirm: int, level: float):
-    """(ROC, num, den, score per threshold): the normal score of `predicted_power` with the
+    """(ROC, num, den, mass, score per threshold): the normal score of `predicted_power` with the
     screening's own sampling error added to the spread (the fractions are estimates), less
     `MULTIPLICITY` sqrt(2 ln(1/m)) for an event of mass m (many small level sets, one of them lucky)."""
     roc, num, den, n_select = _fractions(held, direction)
     margin, se_num, se_den = _margin(num, den, eps, delta, n_confirm, level)
     sd_num, sd_den = _sides(num, den, eps, 1)  # per output: the screening's error is sd / sqrt(size)
     spread = np.sqrt(se_num**2 + se_den**2 + sd_num**2 / n_select[0] + sd_den**2 / n_select[1])
+    mass = np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(spread > 0, margin / spread, -np.inf) - MULTIPLICITY * np.sqrt(2 * np.log(1 / _mass(num, den)))
-    return roc, num, den, score
-
-
-def _mass(num, den):
-    return np.clip((num + den) / 2, np.finfo(float).tiny, 1.0)
+        score = np.where(spread > 0, margin / spread, -np.inf) - MULTIPLICITY * np.sqrt(2 * np.log(1 / mass))
+    return roc, num, den, mass, score
 
 
 def choose_events(held, points, n_confirm: int, level: float) -> list[Event]:
@@ -147,14 +144,13 @@ def choose_events(held, points, n_confirm: int, level: float) -> list[Event]:
         raise ValueError("the claim gives no finite delta at any eps of the grid: nothing to test")
     events = []
     while len(events) < EVENTS:
-        eps, delta, direction, roc, num, den, score = max(groups, key=lambda g: g[-1].max(initial=-np.inf))
+        eps, delta, direction, roc, num, den, mass, score = max(groups, key=lambda g: g[-1].max(initial=-np.inf))
         k = int(np.argmax(score))
         if events and not np.isfinite(score[k]):
             break  # no other event left (the first is chosen even if every score is -inf)
         z = float(_power_z(num[k], den[k], eps, delta, n_confirm, level))
         events.append(Event(eps, delta, direction, float(roc.thresholds[k]), float(num[k]), float(den[k]),
                             float(special.ndtr(z))))
-        mass = _mass(num, den)
         score[(mass > mass[k] / DISTINCT) & (mass < mass[k] * DISTINCT)] = -np.inf
     return events
 

@@ -7,7 +7,8 @@ algorithm with slack in its claim, and one whose noise is half what it claims) a
 side. With NDIS_DOGFOOD=full it is the suite of `benchmarks/testing_suite.py`: every algorithm of the
 zoo at eps0 = 0.7 on its hardest StatDP pattern (`HARDEST`), and every library use and planted
 misuse of `ndis.mechanisms.libraries` except the floating-point probes and two uses too slow for a
-suite (`SLOW`), at 10^5 samples per side each.
+suite (`SLOW`), at 10^5 samples per side each (`zoo-isvt4`, whose violation is too faint for that, at
+3 x 10^5: `FAINT`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ HARDEST = {"zoo-laplace": "one above", "zoo-laplace-half": "one above", "zoo-gau
 #: (15 ms: one model fitted per output).
 SLOW = {("opendp", "laplace"), ("opendp", "gaussian"), ("opendp", "clamp+sum+count, composed"),
         ("diffprivlib", "GaussianNB")}
+#: Budgets per side above BUDGET, for violations too faint to refute at 10^5 samples per side: zoo-isvt4's true eps
+#: is 1.5 x its claim, and at 10^5 the sequential test refuted it in 46 of 60 runs, a fixed-size audit in 14 of 30;
+#: at 2 x 10^5 in 95/100 and at 3 x 10^5 in 100/100 (`benchmarks/sequential_power.py`, docs/testing/README.md).
+FAINT = {"zoo-isvt4": 300_000} if FULL else {}
 QUICK = ("zoo-svt", "zoo-laplace-half")
 BUGGY = pytest.mark.xfail(raises=PrivacyViolation, strict=True, reason="known violation: the audit must refute it")
 
@@ -47,7 +52,8 @@ def _zoo_cases() -> list:
         if FULL or cls.name in QUICK:
             mech = cls(eps0=EPS0)
             D, D_prime = mech.patterns(5)[HARDEST[cls.name]]
-            cases.append(pytest.param(mech, D, D_prime, mech.claim(), marks=[] if cls.correct else [BUGGY], id=cls.name))
+            cases.append(pytest.param(mech, D, D_prime, mech.claim(), FAINT.get(cls.name, BUDGET),
+                                      marks=[] if cls.correct else [BUGGY], id=cls.name))
     return cases
 
 
@@ -59,14 +65,14 @@ def _library_cases() -> list:
     found, missing = libraries.cases()
     if missing:
         raise RuntimeError(f"the full dogfood suite needs every DP library: {missing}")
-    return [pytest.param(case.mechanism, case.D, case.D_prime, case.claimed, marks=[BUGGY] if case.planted else [],
+    return [pytest.param(case.mechanism, case.D, case.D_prime, case.claimed, BUDGET, marks=[BUGGY] if case.planted else [],
                          id=f"{case.library}: {case.name}")
             for case in found if case.features != "float-grid" and (case.library, case.name) not in SLOW]
 
 
-@pytest.mark.parametrize("mech, D, D_prime, claim", _zoo_cases() + _library_cases())
-def test_mechanism_meets_its_claim(assert_dp, mech, D, D_prime, claim):
-    assert_dp(mech, D, D_prime, *claim, n_samples=BUDGET)
+@pytest.mark.parametrize("mech, D, D_prime, claim, n_samples", _zoo_cases() + _library_cases())
+def test_mechanism_meets_its_claim(assert_dp, mech, D, D_prime, claim, n_samples):
+    assert_dp(mech, D, D_prime, *claim, n_samples=n_samples)
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndis.core.thread_pools import thread_limit
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, training_set
+from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, power_of_two_unit, training_set
 
 
 class _Column:
@@ -61,6 +61,40 @@ class _Column:
         basis[atom] = 0.0
         jumps = np.cumsum(basis[:, ::-1], axis=1)[:, ::-1]  # sum over k >= i of B_k: c = cumsum(theta)
         return np.hstack([is_atom.astype(float), jumps])
+
+    def term(self, coef: np.ndarray) -> "_Term":
+        """f_j, given the column's fitted coefficients (atoms first, then the jumps theta)."""
+        piecewise = bounds = None
+        if self.spline is not None:
+            from scipy.interpolate import BSpline, PPoly
+
+            basis = self.spline.bsplines_[0]
+            unit = power_of_two_unit(basis.t)  # the polynomial in x / unit: its cubes cannot overflow
+            bounds = basis.t[basis.k] / unit, basis.t[-basis.k - 1] / unit, unit
+            piecewise = PPoly.from_spline(BSpline(basis.t / unit, np.cumsum(coef[self.atoms.size:]), basis.k))
+        return _Term(self.atoms, coef[:self.atoms.size], piecewise, bounds)
+
+
+class _Term:
+    """One column's fitted term f_j: the atom's coefficient on an atom, else the cubic spline
+    sum_k c_k B_k(x) with c = cumsum(theta), held constant beyond the outermost knots, as a piecewise
+    polynomial in x / unit (a power of two, so the scaling is exact and the term invariant to the
+    outputs' scale): what the design's product computes, up to rounding, at about a quarter of its cost."""
+
+    def __init__(self, atoms, weights, piecewise, bounds):
+        self.atoms, self.weights, self.piecewise, self.bounds = atoms, weights, piecewise, bounds
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        if self.piecewise is None:
+            out = np.zeros(values.size)
+        else:
+            low, high, unit = self.bounds
+            out = self.piecewise(np.clip(values / unit, low, high))
+        if self.atoms.size:
+            index = np.minimum(np.searchsorted(self.atoms, values), self.atoms.size - 1)
+            hit = self.atoms[index] == values
+            out[hit] = self.weights[index[hit]]
+        return out
 
 
 class SplineScorer:
@@ -97,11 +131,18 @@ class SplineScorer:
 
         with thread_limit(self.threads):
             self.model = LogisticRegression(C=self.C, solver="newton-cholesky", max_iter=100).fit(self._design(X), y)
+        ends = np.cumsum([0] + [column.size for column in self._columns])
+        coef = self.model.coef_[0]
+        self._intercept = float(self.model.intercept_[0])
+        self._terms = [column.term(coef[a:b]) for column, a, b in zip(self._columns, ends[:-1], ends[1:])]
         return self
 
     def _design(self, X) -> np.ndarray:
         return np.hstack([column(X[:, j]) for j, column in enumerate(self._columns)])
 
     def log_odds(self, X):
-        with thread_limit(self.threads):
-            return in_chunks(lambda c: self.model.decision_function(self._design(c)), X)
+        """b + sum_j f_j(x_j), each term evaluated on its column (`_Column.term`)."""
+        def chunk(c):
+            return self._intercept + sum(term(c[:, j]) for j, term in enumerate(self._terms))
+
+        return in_chunks(chunk, X)

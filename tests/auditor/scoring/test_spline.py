@@ -1,8 +1,9 @@
 """The additive spline scorer (auditor.scoring.spline): its family holds the exact log-likelihood ratio of
-independent per-coordinate noise, its atoms are fitted apart from the continuous part, and it
-declines outputs too wide for its design."""
+independent per-coordinate noise, its atoms are fitted apart from the continuous part, its per-column
+evaluation is the fitted model's, and it declines outputs too wide for its design."""
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -45,6 +46,30 @@ def test_an_atom_is_fitted_apart_from_the_continuous_part():
     want = np.concatenate([[math.log(0.3 / 0.5)],
                            math.log(0.7 / 0.5) + stats.norm.logpdf(x[1:]) - stats.norm.logpdf(x[1:], 0.5)])
     np.testing.assert_allclose(scorer.log_odds(x[:, None]), want, atol=0.05)
+
+
+def test_the_per_column_terms_compute_the_fitted_logistic_model():
+    # log_odds evaluates b + sum_j f_j(x_j) column by column (piecewise polynomials and atom lookups); it
+    # must be the fitted logistic regression on the design, up to rounding (1e-12 on log-odds of order 1),
+    # on atoms, on a discrete column, and beyond the outermost knots, where f_j is constant; and survive
+    # pickling (worker processes receive it).
+    rng = np.random.default_rng(3)
+    n = 50_000
+
+    def side(shift):
+        X = np.column_stack([rng.laplace(shift, 2.0, n), rng.normal(size=n), rng.integers(0, 4, n)])
+        X[rng.random(n) < 0.2, 1] = 0.0
+        return X
+
+    scorer = scorers.make("spline").fit(side(0.0), side(1.0))
+    X = side(0.5)
+    X[:4, 0] = [-1e9, 1e9, -40.0, 40.0]
+    want = scorer.model.decision_function(scorer._design(X))
+    np.testing.assert_allclose(scorer.log_odds(X), want, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(scorer)).log_odds(X), scorer.log_odds(X))
+    beyond = np.repeat(X[4:5], 2, axis=0)
+    beyond[:, 0] = [-1e9, -40.0]  # both below the first knot (the training minimum, about -20)
+    assert np.ptp(scorer.log_odds(beyond)) == 0
 
 
 def test_declines_outputs_too_wide_for_its_design():

@@ -108,14 +108,17 @@ class SplineScorer:
         with C = 0.1).
     max_terms : fitting fails (ValueError) when the design would have more columns than this.
     max_fit : training rows used per side.
+    max_design : at most this many entries of the design are built (float64: 200 MB by default); wider
+        designs fit on fewer rows per side, max_design / (2 x terms) (5 columns of 11 terms: 227,272).
     """
 
     name = "spline"
 
     def __init__(self, knots: int = 8, max_atoms: int = 64, atom_rows: int = 50, C: float = 0.01,
-                 max_terms: int = 2_500, max_fit: int = 500_000, threads: int | None = 1):
+                 max_terms: int = 2_500, max_fit: int = 500_000, max_design: int = 25_000_000,
+                 threads: int | None = 1):
         self.knots, self.max_atoms, self.atom_rows, self.C = knots, max_atoms, atom_rows, C
-        self.max_terms, self.max_fit, self.threads = max_terms, max_fit, threads
+        self.max_terms, self.max_fit, self.max_design, self.threads = max_terms, max_fit, max_design, threads
 
     def fit(self, X_p, X_q, seed=0):
         """Fit with `threads` BLAS threads (1 by default, see `scorers.BoostingScorer.fit`)."""
@@ -127,6 +130,9 @@ class SplineScorer:
         if terms > self.max_terms:
             raise ValueError(f"the spline scorer would need {terms} terms for {X.shape[1]} features "
                              f"(max_terms={self.max_terms})")
+        rows = self.max_design // (2 * terms)
+        if rows < len(X) // 2:
+            X, y = training_set(X_p, X_q, rows)
         from sklearn.linear_model import LogisticRegression
 
         with thread_limit(self.threads):

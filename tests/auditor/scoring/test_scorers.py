@@ -94,7 +94,7 @@ def test_auto_picks_the_least_validation_log_loss():
     report = audit(mech, 1.0, 0.0, eps=np.linspace(0, 1, 5), n_samples=8_000, seed=0, scorer="auto")
     losses = report.info["validation_log_loss"]
     assert set(losses) == {"quadratic/flatten", "boosting/flatten", "mlp/flatten", "density/flatten",
-                           "segments/flatten"}
+                           "segments/flatten", "spline/flatten"}
     # 2-D continuous outputs of 6,000 training rows: the density scorer's cells would hold too few rows,
     # and the segments scorer takes at most one continuous coordinate
     assert losses.pop("density/flatten").startswith("skipped: the density scorer does not apply")

@@ -30,9 +30,10 @@ from ndis.auditor.scoring.spline import SplineScorer
 #: it won on log-loss but certified a smaller eps_lo than the density scorer at 2 x 10^8 samples
 #: (docs/results.md). "spline" (`auditor.scoring.spline`), whose family holds the exact log-ratio of
 #: independent noise per coordinate, is compared on every output: on DP-Sniper's six algorithms at 2 x 10^8
-#: samples per side it won on NoisyHist1 (eps_lo 0.0997 against boosting's 0.0980) and on both noisy
-#: maxima returning the value, at a quarter of boosting's and the MLP's cost per output, and the six took
-#: 525 s instead of 739 s (ReportNoisyMax3: 0.2476 against the density scorer's 0.2489; docs/results.md).
+#: samples per side it won on NoisyHist1 (eps_lo 0.0995 against boosting's 0.0980; 164 s against 282 s) and
+#: on both noisy maxima returning the value (ReportNoisyMax4: 76 s against the MLP's 175 s), and the six
+#: took 515 s instead of 739 s (ReportNoisyMax3: 0.2476 against the density scorer's 0.2489, within its
+#: variation over seeds; docs/results.md).
 AUTO_CANDIDATES = ("quadratic", "boosting", "mlp", "density", "segments", "spline")
 AUTO_OPTIONS = {"segments": {"codes_and_value": True}}
 

@@ -64,32 +64,33 @@ class _Column:
 
     def term(self, coef: np.ndarray) -> "_Term":
         """f_j, given the column's fitted coefficients (atoms first, then the jumps theta)."""
-        piecewise = bounds = None
+        piecewise, low, high, unit = None, 0.0, 0.0, 1.0
         if self.spline is not None:
             from scipy.interpolate import BSpline, PPoly
 
             basis = self.spline.bsplines_[0]
             unit = power_of_two_unit(basis.t)  # the polynomial in x / unit: its cubes cannot overflow
-            bounds = basis.t[basis.k] / unit, basis.t[-basis.k - 1] / unit, unit
+            low, high = basis.t[basis.k] / unit, basis.t[-basis.k - 1] / unit
             piecewise = PPoly.from_spline(BSpline(basis.t / unit, np.cumsum(coef[self.atoms.size:]), basis.k))
-        return _Term(self.atoms, coef[:self.atoms.size], piecewise, bounds)
+        return _Term(self.atoms, coef[:self.atoms.size], piecewise, low, high, unit)
 
 
 class _Term:
     """One column's fitted term f_j: the atom's coefficient on an atom, else the cubic spline
     sum_k c_k B_k(x) with c = cumsum(theta), held constant beyond the outermost knots, as a piecewise
     polynomial in x / unit (a power of two, so the scaling is exact and the term invariant to the
-    outputs' scale): what the design's product computes, up to rounding, at about a quarter of its cost."""
+    outputs' scale): what the design's product computes, up to rounding, at about a sixth of its cost
+    (270 ns against 1,570 ns per output of 5 columns, a scratch measurement)."""
 
-    def __init__(self, atoms, weights, piecewise, bounds):
-        self.atoms, self.weights, self.piecewise, self.bounds = atoms, weights, piecewise, bounds
+    def __init__(self, atoms, weights, piecewise, low, high, unit):
+        self.atoms, self.weights, self.piecewise = atoms, weights, piecewise
+        self.low, self.high, self.unit = low, high, unit
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         if self.piecewise is None:
             out = np.zeros(values.size)
         else:
-            low, high, unit = self.bounds
-            out = self.piecewise(np.clip(values / unit, low, high))
+            out = self.piecewise(np.clip(values / self.unit, self.low, self.high))
         if self.atoms.size:
             index = np.minimum(np.searchsorted(self.atoms, values), self.atoms.size - 1)
             hit = self.atoms[index] == values
@@ -109,7 +110,7 @@ class SplineScorer:
     max_terms : fitting fails (ValueError) when the design would have more columns than this.
     max_fit : training rows used per side.
     max_design : at most this many entries of the design are built (float64: 200 MB by default); wider
-        designs fit on fewer rows per side, max_design / (2 x terms) (5 columns of 11 terms: 227,272).
+        designs fit on fewer rows per side, max_design / (2 x terms) (5 columns of 10 terms: 250,000).
     """
 
     name = "spline"
@@ -131,7 +132,7 @@ class SplineScorer:
             raise ValueError(f"the spline scorer would need {terms} terms for {X.shape[1]} features "
                              f"(max_terms={self.max_terms})")
         rows = self.max_design // (2 * terms)
-        if rows < len(X) // 2:
+        if 2 * rows < len(X):
             X, y = training_set(X_p, X_q, rows)
         from sklearn.linear_model import LogisticRegression
 

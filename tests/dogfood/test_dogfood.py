@@ -41,7 +41,7 @@ SLOW = {("opendp", "laplace"), ("opendp", "gaussian"), ("opendp", "clamp+sum+cou
 #: Budgets per side above BUDGET, for violations too faint to refute at 10^5 samples per side: zoo-isvt4's true eps
 #: is 1.5 x its claim, and at 10^5 the sequential test refuted it in 46 of 60 runs, a fixed-size audit in 14 of 30;
 #: at 2 x 10^5 in 95/100 and at 3 x 10^5 in 100/100 (`benchmarks/sequential_power.py`, docs/testing/README.md).
-FAINT = {"zoo-isvt4": 300_000} if FULL else {}
+FAINT = {"zoo-isvt4": 300_000}
 QUICK = ("zoo-svt", "zoo-laplace-half")
 BUGGY = pytest.mark.xfail(raises=PrivacyViolation, strict=True, reason="known violation: the audit must refute it")
 

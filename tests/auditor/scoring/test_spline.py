@@ -73,8 +73,8 @@ def test_the_per_column_terms_compute_the_fitted_logistic_model():
 
 
 def test_a_wide_design_fits_on_fewer_rows():
-    # 20 continuous columns of 11 terms each: the design of 100,000 rows per side would take 352 MB; capped
-    # at 2 x 10^6 entries (16 MB) it is built on 4,545 rows per side. The peak of numpy's traced allocations
+    # 20 continuous columns of 10 terms each: the design of 100,000 rows per side would take 320 MB; capped
+    # at 2 x 10^6 entries (16 MB) it is built on 5,000 rows per side. The peak of numpy's traced allocations
     # then stays below 150 MB (the inputs and their stacked copy take 64 MB).
     import tracemalloc
 

@@ -12,8 +12,10 @@ ndis`: imports, audit, report files, exit) with `--verbose`, which prints the wa
 `--runs N` runs it N times without a seed, as the README does, and prints each run's wall time, its
 scorer and its phases, then the median wall time, the median of every phase and the median plot time
 (the wait for spectrum.png once the audit is done: its helper process, `ndis.plot_process`, imports
-matplotlib while the audit runs, then draws and renders), the plot's parts (each run's report.json
-drawn again in a fresh process: the matplotlib import, drawing, rendering), and the load average.
+matplotlib and makes the empty figure while the audit runs, then draws the report into it, renders it
+with a forked child drawing the last panel and the title, and encodes the PNG), the plot's parts in
+one process (each run's report.json drawn again in a fresh process, without the helper's empty figure
+or child: the matplotlib import, drawing, rendering), and the load average.
 With `--against COMMIT` (e.g. af87f3b, before issue 30's README work) the older commit runs too, from a
 temporary git worktree put first on PYTHONPATH, alternating old, new, old, ...; the ratio of the median
 walls is printed (the load of a shared machine moves both alike).

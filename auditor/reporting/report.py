@@ -82,6 +82,31 @@ def _fixed_layout(figure, legend, panels: int) -> None:
                            bottom=(0.01 * height + legend_height + _BELOW) / height, top=1 - _ABOVE / height)
 
 
+def empty_figure(tradeoff: bool):
+    """The figure `AuditReport.plot` draws into, before any data: the linear and log delta panels (and the
+    trade-off panel when `tradeoff`) with their labels, scales, grids and tick locators (`_few_ticks`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(14, 5.6) if tradeoff else (11, 5.6))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 3 if tradeoff else 2)
+    for axis, log in zip(axes, (False, True)):
+        axis.set_xlabel("eps")
+        axis.set_ylabel("delta (log scale)" if log else "delta")
+        if log:
+            axis.set_yscale("log")
+    if tradeoff:
+        axes[2].set_xlabel("type I error (reject M(D) when it is M(D))")
+        axes[2].set_ylabel("type II error")
+        axes[2].set_title("trade-off: the errors of tests of M(D) vs M(D');\nthe lower the curve, the less private",
+                          fontsize=10)
+    for axis in axes:
+        axis.grid(alpha=0.3)
+    _few_ticks(*axes)
+    return figure
+
+
 def versions() -> dict:
     """Versions of Python and of the numerical libraries an audit depends on."""
     import importlib.metadata as metadata
@@ -350,21 +375,19 @@ class AuditReport:
             return "asymptotic (r -> inf)" if "r" in (self.info.get("params") or {}) else "asymptotic"
         return {"exact law": "exact", "given": "given"}.get(source, "theory")
 
-    def plot(self, path=None, title: str | None = None):
+    def plot(self, path=None, title: str | None = None, *, figure=None):
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
         log-delta panels (and the trade-off view when the report has one), one legend below them;
         saved to `path` when given. Sized for report.html: at the page's width (`html.PAGE_WIDTH_PX`)
         every text is at least 10 px high. User strings (title, mechanism, claim source) are drawn
         as plain text, never as mathtext or TeX, and so are the log panel's tick labels. Returns a
         matplotlib Figure (Agg canvas) made without pyplot, so the session's backend and figure list are
-        left alone; its margins are fixed (`_fixed_layout`)."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
+        left alone; its margins are fixed (`_fixed_layout`). `figure`: an unused `empty_figure` with as
+        many panels, drawn into instead of a new one (`ndis audit`'s plot helper makes it while the audit
+        runs)."""
         tradeoff = None if self.gdp is None else self.gdp.tradeoff
-        figure = Figure(figsize=(14, 5.6) if tradeoff else (11, 5.6))
-        FigureCanvasAgg(figure)
-        axes = figure.subplots(1, 3 if tradeoff else 2)
+        figure = figure or empty_figure(tradeoff is not None)
+        axes = figure.axes
         below = self.delta < self.floor
         for axis, log in zip(axes, (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
@@ -389,13 +412,10 @@ class AuditReport:
                         axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2, label=label)
                     else:
                         axis.plot([], [], color="tab:green", ls=style, lw=1.2, label=label)
-            axis.set_xlabel("eps")
-            axis.set_ylabel("delta (log scale)" if log else "delta")
             if log:
                 self._log_scale(axis)
             if self.verdict is not None:
                 self._plot_claimed_point(axis, log)
-            axis.grid(alpha=0.3)
         handles = {}
         for axis in axes[:2]:
             for handle, label in zip(*axis.get_legend_handles_labels()):
@@ -406,7 +426,6 @@ class AuditReport:
         if tradeoff:
             self._plot_tradeoff(axes[2], tradeoff)
         _literal(figure.suptitle(title or self.title))
-        _few_ticks(*axes)
         _fixed_layout(figure, legend, len(axes))
         if path is not None:
             write_atomic(path, html.render_png(figure))
@@ -423,7 +442,6 @@ class AuditReport:
             low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
         from matplotlib.ticker import LogFormatter, NullLocator
 
-        axis.set_yscale("log")
         axis.set_ylim(low / 3, 1.5)
         axis.yaxis.set_major_formatter(LogFormatter())  # "1e-04": plain text, no mathtext to parse
         if 1.5 / (low / 3) >= 100:  # two decades or more: ticked at the decades (a tick is a dozen artists to draw)
@@ -477,11 +495,6 @@ class AuditReport:
         axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
         axis.set_xlim(0, 1)
         axis.set_ylim(0, 1)
-        axis.set_xlabel("type I error (reject M(D) when it is M(D))")
-        axis.set_ylabel("type II error")
-        axis.set_title("trade-off: the errors of tests of M(D) vs M(D');\nthe lower the curve, the less private",
-                       fontsize=10)
-        axis.grid(alpha=0.3)
         _literal(*axis.legend(fontsize=10, loc="upper right").get_texts())
 
     @property

@@ -388,6 +388,10 @@ class AuditReport:
         tradeoff = None if self.gdp is None else self.gdp.tradeoff
         figure = figure or empty_figure(tradeoff is not None)
         axes = figure.axes
+        used = any(axis.has_data() for axis in axes)
+        if len(axes) != (3 if tradeoff else 2) or used:
+            raise ValueError(f"figure must be an unused empty_figure(tradeoff={tradeoff is not None}); it has "
+                             f"{len(axes)} panels{' with data' if used else ''}")
         below = self.delta < self.floor
         for axis, log in zip(axes, (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,

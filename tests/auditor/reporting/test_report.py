@@ -12,7 +12,7 @@ import pytest
 
 from ndis import theory
 from ndis.auditor.reporting import html
-from ndis.auditor.reporting.report import AuditReport
+from ndis.auditor.reporting.report import AuditReport, empty_figure
 from ndis.auditor.statistics.certify import Certificate
 from ndis.auditor.statistics.claims import ClaimCheck
 from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
@@ -348,3 +348,13 @@ def test_the_trade_off_panel_draws_the_exact_curves_trade_off():
     (line,) = [line for line in panel.get_lines() if line.get_label() == "exact"]  # as on the delta panels
     drawn, g1 = np.asarray(line.get_ydata()), gaussian_tradeoff(a, 1.0)
     assert np.all(drawn <= g1 + 1e-12) and np.all(np.abs(drawn - g1)[1:] <= 2e-4)
+
+
+def test_a_report_is_drawn_into_an_empty_figure_only_of_its_kind():
+    """`plot(figure=...)` draws into an unused `empty_figure` with as many panels, the same image as a new one."""
+    report = make_report()  # no trade-off view: two panels
+    assert html.render_png(report.plot(figure=empty_figure(tradeoff=False))) == html.render_png(report.plot())
+    with pytest.raises(ValueError, match=r"empty_figure\(tradeoff=False\); it has 3 panels$"):
+        report.plot(figure=empty_figure(tradeoff=True))
+    with pytest.raises(ValueError, match="it has 2 panels with data"):
+        report.plot(figure=report.plot())

@@ -7,9 +7,9 @@ the empty figure (`report.empty_figure`), then waits on its standard input for t
 PNG bytes to its standard output. On Linux it renders them with a forked child (`_render_in_two`),
 the audit's process being idle meanwhile. The bytes are those the audit's own process would render
 (`html.render_png`): the report's JSON round-trips every number exactly, and the two halves of the
-drawing never touch the same pixel. When the helper cannot be started or fails, the PNG is rendered in this process, so
-a plotting error is raised where it always was. The helper talks through pipes only, and is killed
-when the audit stops early (an error, Ctrl-C, SIGTERM).
+drawing never touch the same pixel. When the helper cannot be started or fails, the PNG is rendered
+in this process, so a plotting error is raised where it always was. The helper talks through pipes
+only, and is killed when the audit stops early (an error, Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations

@@ -278,12 +278,13 @@ def page(report, title: str | None = None, png: bytes | None = None) -> str:
               " them)." if np.any(report.delta < report.floor) else "")
     alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
         f", {report.theory_label} curve" if report.theory_label else "") + (
-        ", claimed curve" if report.claim is not None else "") + (", trade-off view" if report.gdp else "")
+        ", claimed curve" if report.claim is not None else "") + (
+        ", trade-off view" if report.tradeoff is not None else "")
     png, width, height = _plot_png(report, title, png)
     zero = (" (a claimed delta of 0, which a log scale cannot show, is the star on its bottom edge)"
             if report.verdict is not None and report.verdict.delta <= 0 else "")
     panels = f"Left: delta(eps) on a linear scale; {{}}: on a log scale{zero}."
-    if report.gdp is not None and report.gdp.tradeoff:
+    if report.tradeoff is not None:
         panels = panels.format("middle") + (
             " Right: the trade-off view: each point is a test telling M(D) from M(D'), placed by its type I and "
             "type II errors; the lower the curve, the less private the mechanism (the diagonal is perfect privacy)"

@@ -365,6 +365,11 @@ class AuditReport:
         return "\n".join(lines)
 
     @property
+    def tradeoff(self) -> dict | None:
+        """The score's trade-off view (`gdp.tradeoff`, the plot's third panel), or None."""
+        return None if self.gdp is None else self.gdp.tradeoff
+
+    @property
     def theory_label(self) -> str | None:
         """The exact curve's kind: "exact", "asymptotic (r -> inf)" (or "asymptotic" for a law without
         a sketch size r), "given", "theory" when unknown; None without an exact curve."""
@@ -385,11 +390,11 @@ class AuditReport:
         left alone; its margins are fixed (`_fixed_layout`). `figure`: an unused `empty_figure` with as
         many panels, drawn into instead of a new one (`ndis audit`'s plot helper makes it while the audit
         runs)."""
-        tradeoff = None if self.gdp is None else self.gdp.tradeoff
+        tradeoff = self.tradeoff
         figure = figure or empty_figure(tradeoff is not None)
         axes = figure.axes
         used = any(axis.has_data() for axis in axes)
-        if len(axes) != (3 if tradeoff else 2) or used:
+        if len(axes) != (2 if tradeoff is None else 3) or used:
             raise ValueError(f"figure must be an unused empty_figure(tradeoff={tradeoff is not None}); it has "
                              f"{len(axes)} panels{' with data' if used else ''}")
         below = self.delta < self.floor
@@ -427,7 +432,7 @@ class AuditReport:
         legend = figure.legend(handles.values(), handles.keys(), loc="lower center", bbox_to_anchor=(0.5, 0.01),
                                ncols=3, fontsize=11)
         _literal(*legend.get_texts())
-        if tradeoff:
+        if tradeoff is not None:
             self._plot_tradeoff(axes[2], tradeoff)
         _literal(figure.suptitle(title or self.title))
         _fixed_layout(figure, legend, len(axes))
@@ -436,8 +441,8 @@ class AuditReport:
         return figure
 
     def _log_scale(self, axis):
-        """Log y axis from a third of the smallest positive delta drawn (the claimed one included) to 1.5, its
-        tick labels plain text."""
+        """The log panel's y range, from a third of the smallest positive delta drawn (the claimed one
+        included) to 1.5 (its scale is set by `empty_figure`), its tick labels plain text."""
         shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
         low = max(shown[shown > 0].min(initial=1.0), 1e-12)
         if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view

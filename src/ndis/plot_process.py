@@ -115,8 +115,7 @@ def main() -> None:
         axis.yaxis.get_major_ticks(8)
     request = json.loads(sys.stdin.buffer.read())
     report = AuditReport.from_json(request["report"])
-    with_tradeoff = report.gdp is not None and report.gdp.tradeoff is not None
-    figure = report.plot(title=request["title"], figure=empty if with_tradeoff else None)
+    figure = report.plot(title=request["title"], figure=None if report.tradeoff is None else empty)
     png = _render_in_two(figure) if sys.platform == "linux" else html.render_png(figure)
     sys.stdout.buffer.write(png)
     sys.stdout.buffer.close()  # the audit's process has its PNG now

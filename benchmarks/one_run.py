@@ -43,7 +43,7 @@ def coverage(runs: int, m: int = 1000) -> None:
                 estimate = idealized.ESTIMATORS[method](scores, included, DELTA, ALPHA)
                 seconds[method] += time.perf_counter() - started
                 values[method][run] = estimate.eps_lo
-            rejected += estimate.details["model_rejected"]
+            rejected += estimate.details["rejected"] is not None
         for method in METHODS:
             v = values[method]
             lo, hi = np.quantile(v, [0.05, 0.95])
@@ -63,7 +63,7 @@ def gaussian_coverage(runs: int, m: int = 1000) -> None:
         for child in np.random.SeedSequence(int(eps * 1000) + 1).spawn(runs):
             estimate = gaussian.estimate(*idealized.draw(m, eps, DELTA, np.random.default_rng(child)), DELTA, ALPHA)
             covered += estimate.eps_lo <= eps
-            rejected += estimate.details["model_rejected"]
+            rejected += estimate.details["rejected"] is not None
         share = covered / runs
         print(f"| {eps:g} | {covered}/{runs} = {share:.1%} | {np.sqrt(share * (1 - share) / runs):.1%} | "
               f"{rejected}/{runs} |")
@@ -87,7 +87,7 @@ def model_failure(runs: int, m: int = 1000) -> None:
             for method in METHODS:
                 estimate = idealized.ESTIMATORS[method](scores, included, DELTA, ALPHA)
                 values[method][run] = estimate.eps_lo
-            rejected += estimate.details["model_rejected"]
+            rejected += estimate.details["rejected"] is not None
         for method in METHODS:
             flagged = f"{rejected}/{runs}" if method == "gaussian" else "-"
             print(f"| {eps0:g} | {method} | {np.sum(values[method] <= truth)}/{runs} | "

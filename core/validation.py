@@ -90,10 +90,12 @@ def as_positive(name: str, value, allow_zero: bool = False) -> float:
     return number
 
 
-def as_probability(name: str, value) -> float:
-    """A float strictly between 0 and 1 (a target delta)."""
+def as_probability(name: str, value, allow_zero: bool = False) -> float:
+    """A float strictly between 0 and 1 (a target delta), or in [0, 1) with allow_zero (pure DP's delta)."""
     number = _number(name, value)
-    if not 0.0 < number < 1.0:
+    if allow_zero and not 0.0 <= number < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1), got {value!r}")
+    if not allow_zero and not 0.0 < number < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return number
 

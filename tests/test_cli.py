@@ -104,7 +104,7 @@ def test_the_examples_command_line_finds_the_violation_its_python_form_finds(tmp
     lines = [line.strip(" \\") for line in example.__doc__.splitlines() if line.strip().startswith(("ndis audit", "--"))]
     argv = " ".join(lines).split()[1:]
     argv[argv.index("--samples") + 1] = "4e4"
-    assert main(argv + ["--out", str(tmp_path)]) == 0
+    assert main(argv + ["--out", str(tmp_path)]) == 3              # the claim is refuted: exit status 3
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["verdict"]["label"] == "violation" and saved["info"]["neighbor"]["relation"] == "replace"
 

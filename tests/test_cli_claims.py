@@ -39,7 +39,7 @@ def test_audit_checks_a_claimed_curve_and_prints_mu_lo(tmp_path, capsys):
     argv = ["audit", "examples.third_party_mechanism:noisy_column_means", "--param", "sigma_scale=0.25",
             "--data", str(data), "--neighbor", "replace:0", "--replacement", "1,1", "--samples", "20000",
             "--eps", "0:1:5", "--scorer", "quadratic", "--seed", "0", "--claimed-gdp", "0.5", "--out", str(tmp_path)]
-    assert main(argv) == 0
+    assert main(argv) == 3                                          # the claim is refuted: exit status 3
     out = capsys.readouterr().out
     assert "claimed curve (0.5-GDP) refuted at eps in [0, 1]" in out and "mu_lo" in out
     saved = json.loads((tmp_path / "report.json").read_text())

@@ -17,7 +17,7 @@ def test_a_sequential_audit_stops_at_the_refutation(tmp_path, capsys):
     code = main(["audit", "zoo-laplace-half", "--param", "eps0=0.7", "--data", data, "--data-prime", data_prime,
                  "--claimed", "0.7,0", "--sequential", "--samples", "20000", "--eps", "0.7", "--scorer", "quadratic",
                  "--seed", "3", "--out", str(tmp_path / "out")])
-    assert code == 0
+    assert code == 3                                                # refuted: exit status 3
     out = capsys.readouterr().out
     assert "sequential: 10,000 of 20,000 samples per side used; refuted in round 1 of 1, look 1" in out
     report = json.loads((tmp_path / "out" / "report.json").read_text())

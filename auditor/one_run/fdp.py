@@ -12,12 +12,15 @@ h_i the constraint allows at each level down to 0, and refutes f when the mass t
 r_0 + h_0, exceeds c' / m, the mass of every outcome: c right guesses then have probability below tau
 under f, so tau = alpha tests f at level alpha.
 
-The f tested is the paper's: mu-GDP (Dong, Roth & Su 2022), B^-1(y) = Phi(Phi^-1(y) - mu). Every
-mu below mu_lo is refuted; eps_lo is the eps at delta of mu_lo-GDP, so it assumes the mechanism's
-trade-off curve is a Gaussian one (DP-SGD's is close to one; Dong et al. 2022, Theorem 3.4), and
-holds at exactly 1 - alpha when it is. With `family="eps-delta"` the tested f is (eps, delta)-DP
-itself, B^-1(y) = max(0, (y - delta) e^-eps, 1 - delta - e^eps (1 - y)), and eps_lo needs no
-assumption.
+The f tested by default (`family="eps-delta"`) is (eps, delta)-DP itself,
+B^-1(y) = max(0, (y - delta) e^-eps, 1 - delta - e^eps (1 - y)): every eps below eps_lo is refuted,
+and eps_lo needs no assumption beyond the coin flips. The paper's own family, mu-GDP (Dong, Roth &
+Su 2022), B^-1(y) = Phi(Phi^-1(y) - mu), is `family="gdp"`: every mu below mu_lo is refuted, and
+eps_lo is the eps at delta of mu_lo-GDP, so it assumes the mechanism's trade-off curve is a
+Gaussian one (DP-SGD's is close to one; Dong et al. 2022, Theorem 3.4). Refuting mu-GDP does not
+refute (eps(mu), delta)-DP for a mechanism whose curve is not Gaussian: on Laplace-mechanism scores
+the GDP family's eps_lo exceeds the true eps in most runs (docs/auditor/one-run.md), so
+`audit_one_run` uses the (eps, delta) family, and the GDP family stays for comparisons with the paper.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 from scipy import special
 
 from ndis.auditor.one_run import guesses
-from ndis.auditor.one_run.estimate import Estimate
+from ndis.auditor.one_run.estimate import Estimate, Uncomputable
 from ndis.theory.gaussian import gaussian_epsilon
 
 #: The search ranges of mu (GDP) and of eps ((eps, delta) family); each is refined three times on 33 points.
@@ -83,7 +86,7 @@ def eps_from_counts(m: int, guessed: int, right: int, delta: float, alpha: float
     return _as_eps(largest_refuted(m, guessed, right, alpha, family, delta), family, delta)
 
 
-def ceiling(m: int, delta: float, alpha: float, family: str = "gdp") -> float:
+def ceiling(m: int, delta: float, alpha: float, family: str = "eps-delta") -> float:
     """The largest eps_lo of `estimate` on m canaries: every guess of the largest k right."""
     ks = guesses.sizes(m)
     if ks.size == 0:
@@ -91,11 +94,17 @@ def ceiling(m: int, delta: float, alpha: float, family: str = "gdp") -> float:
     return eps_from_counts(m, 2 * int(ks[0]), 2 * int(ks[0]), delta, alpha / ks.size, family)
 
 
-def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: float, family: str = "gdp") -> Estimate:
-    """eps_lo from validated canary scores: the largest over the guess grid, each at alpha / (grid size)."""
+def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: float,
+             family: str = "eps-delta") -> Estimate:
+    """eps_lo from validated canary scores: the largest over the guess grid, each at alpha / (grid size);
+    `details["ceiling"]` is `ceiling`. Raises `Uncomputable` when even every guess right would certify
+    nothing."""
     if family not in ASSUMPTIONS:
         raise ValueError(f"family must be one of {', '.join(map(repr, ASSUMPTIONS))}; got {family!r}")
     m = scores.size
+    most = ceiling(m, delta, alpha, family)
+    if most == 0:
+        raise Uncomputable(guesses.nothing_certifiable(m, delta, alpha, lambda n, d, a: ceiling(n, d, a, family)))
     ks = guesses.sizes(m)
     right = guesses.correct_counts(scores, included, ks)
     refuted_up_to = [largest_refuted(m, 2 * int(k), int(v), alpha / ks.size, family, delta) for k, v in zip(ks, right)]
@@ -103,7 +112,7 @@ def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: floa
     best = int(np.argmax(bounds))
     details = {"family": family, "guesses": 2 * int(ks[best]), "correct": int(right[best]),
                "guess_grid": (2 * ks).tolist(), "correct_by_grid": right.tolist(), "eps_lo_by_grid": bounds,
-               "level_per_guess_count": alpha / ks.size}
+               "level_per_guess_count": alpha / ks.size, "ceiling": most}
     if family == "gdp":
         details["mu_lo"] = refuted_up_to[best]
     return Estimate("fdp", bounds[best], delta, alpha, ASSUMPTIONS[family], details=details)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-from ndis.auditor.one_run.estimate import Estimate
+from ndis.auditor.one_run.estimate import Estimate, Uncomputable
 from ndis.theory.gaussian import gaussian_epsilon
 
 ASSUMPTION = ("the canary scores are i.i.d. Gaussian, with the same variance in and out (asymptotically so for "
@@ -59,35 +59,64 @@ def _normality(x: np.ndarray) -> dict:
     return found
 
 
+def _rejection(checks: dict, sd_in: float, sd_out: float) -> str | None:
+    """Why the checks reject the model (None when they do not): a group whose scores are all equal, or
+    a p-value below `CHECK_LEVEL`."""
+    for name, sd in (("included", sd_in), ("left-out", sd_out)):
+        if sd == 0:
+            return f"the {name} canaries' scores are all equal, which no Gaussian law gives"
+    named = {"Levene (equal variances)": checks["levene_p"]}
+    for group in ("in", "out"):
+        named.update({f"{test} ({group})": checks[group][key] for test, key in (("Shapiro-Wilk", "shapiro_p"),
+                                                                               ("Anderson-Darling", "anderson_p"))
+                      if checks[group][key] is not None})
+    test, smallest = min(named.items(), key=lambda item: item[1])
+    if smallest >= CHECK_LEVEL:
+        return None
+    return f"{test} p = {smallest:.3g} < {CHECK_LEVEL:g}"
+
+
 def fit(scores: np.ndarray, included: np.ndarray, alpha: float) -> dict:
     """The equal-variance Gaussian fit: d_hat, its one-sided lower bound d_lo at alpha and two-sided
-    1 - alpha interval, the mean shift with its pooled-t interval, and the checks of the model."""
-    inside, outside = scores[included], scores[~included]
+    1 - alpha interval, the mean shift with its pooled-t interval, and the checks of the model
+    (`rejected`: why they reject it, or None). Raises `Uncomputable` when neither group's scores vary."""
+    inside, outside = np.sort(scores[included]), np.sort(scores[~included])   # sorted: the same sums in any row order
     n_in, n_out = inside.size, outside.size
     df = n_in + n_out - 2
     shift = float(inside.mean() - outside.mean())
-    pooled = float(np.sqrt(((n_in - 1) * inside.var(ddof=1) + (n_out - 1) * outside.var(ddof=1)) / df))
+    sd_in, sd_out = float(inside.std(ddof=1)), float(outside.std(ddof=1))
+    pooled = float(np.sqrt(((n_in - 1) * sd_in**2 + (n_out - 1) * sd_out**2) / df))
+    if pooled == 0:
+        raise Uncomputable("the scores do not vary within either group (the included canaries all score "
+                           f"{inside[0]:g}, the left-out ones {outside[0]:g}): the Gaussian model does not describe them")
     scale = np.sqrt(1.0 / n_in + 1.0 / n_out)
     t = shift / (pooled * scale)
     margin = stats.t.ppf(1 - alpha / 2, df) * pooled * scale
+    constant = sd_in == 0 or sd_out == 0
     checks = {"in": _normality(inside), "out": _normality(outside),
-              "levene_p": float(stats.levene(inside, outside).pvalue)}
-    p_values = [checks["levene_p"]] + [v for g in ("in", "out") for v in checks[g].values() if v is not None]
+              "levene_p": float(stats.levene(inside, outside).pvalue)} if not constant else {}
+    rejected = _rejection(checks, sd_in, sd_out)
     return {"n_in": n_in, "n_out": n_out, "mean_in": float(inside.mean()), "mean_out": float(outside.mean()),
-            "sd_in": float(inside.std(ddof=1)), "sd_out": float(outside.std(ddof=1)), "sd_pooled": pooled,
+            "sd_in": sd_in, "sd_out": sd_out, "sd_pooled": pooled,
             "shift": shift, "shift_interval": [shift - margin, shift + margin], "d_hat": shift / pooled,
             "d_lo": _noncentrality(t, df, alpha) * scale,
             "d_interval": [_noncentrality(t, df, alpha / 2) * scale, _noncentrality(t, df, 1 - alpha / 2) * scale],
-            "checks": checks, "check_level": CHECK_LEVEL, "model_rejected": bool(min(p_values) < CHECK_LEVEL)}
+            "checks": checks, "check_level": CHECK_LEVEL, "rejected": rejected}
 
 
 def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: float) -> Estimate:
-    """eps_lo = eps(delta; max(d_lo, 0)) from validated canary scores, with the fit and its checks."""
+    """eps_lo = eps(delta; max(d_lo, 0)) from validated canary scores, with the fit and its checks; the
+    estimate is not certified (`Estimate.rejected`) when the checks reject the model. Raises
+    `Uncomputable` on too few canaries, at delta = 0, or when no group's scores vary."""
     groups = int(included.sum()), int((~included).sum())
     if min(groups) < SMALLEST_GROUP:
-        raise ValueError(f"the Gaussian bound needs at least {SMALLEST_GROUP} included and {SMALLEST_GROUP} left-out "
-                         f"canaries, got {groups[0]} and {groups[1]}")
+        raise Uncomputable(f"the Gaussian bound needs at least {SMALLEST_GROUP} included and {SMALLEST_GROUP} "
+                           f"left-out canaries, got {groups[0]} and {groups[1]}")
+    if delta == 0:
+        raise Uncomputable("the Gaussian bound is for delta > 0: under its model any shift refutes every eps at "
+                           "delta = 0 (no Gaussian mechanism is pure DP)")
     found = fit(scores, included, alpha)
     found["eps_hat"] = float(gaussian_epsilon(delta, abs(found["d_hat"])))
     eps_lo = float(gaussian_epsilon(delta, max(found["d_lo"], 0.0)))
-    return Estimate("gaussian", eps_lo, delta, alpha, ASSUMPTION, asymptotic=True, details=found)
+    return Estimate("gaussian", eps_lo, delta, alpha, ASSUMPTION, asymptotic=True, details=found,
+                    rejected=found["rejected"])

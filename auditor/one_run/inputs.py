@@ -10,6 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 
+def _some(indices: np.ndarray) -> str:
+    """The first five canary indices, and "..." when there are more."""
+    return ", ".join(map(str, indices[:5])) + (", ..." if indices.size > 5 else "")
+
+
 def canary_scores(scores, included) -> tuple[np.ndarray, np.ndarray]:
     """(scores as float64, included as bool), both 1-D of the same length m >= 2, every score finite,
     `included` only 0/1 or booleans, both groups non-empty and the scores not all equal."""
@@ -26,16 +31,17 @@ def canary_scores(scores, included) -> tuple[np.ndarray, np.ndarray]:
                          "(1 = included in training, 0 = left out) per canary, in the order of the scores")
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
-        shown = ", ".join(map(str, bad[:5])) + (", ..." if bad.size > 5 else "")
-        raise ValueError(f"{bad.size} of the {values.size} canary scores are NaN or infinite (canaries {shown}): "
+        raise ValueError(f"{bad.size} of the {values.size} canary scores are NaN or infinite (canaries {_some(bad)}): "
                          "score every canary with a finite number; nothing was audited")
     if flips.dtype != bool:
         try:
             numeric = flips.astype(float)
         except (TypeError, ValueError):
             raise ValueError("included must hold booleans or 0/1, one per canary") from None
-        if not np.all((numeric == 0) | (numeric == 1)):
-            raise ValueError("included must hold booleans or 0/1 (1 = included in training), got other values")
+        bad = np.flatnonzero((numeric != 0) & (numeric != 1))
+        if bad.size:
+            raise ValueError(f"included must hold booleans or 0/1 (1 = included in training); {bad.size} of the "
+                             f"{flips.size} entries do not (canaries {_some(bad)})")
         flips = numeric == 1
     if flips.all() or not flips.any():
         raise ValueError(f"all {flips.size} canaries are {'included' if flips.all() else 'left out'}: a one-run audit "

@@ -20,24 +20,38 @@ import numpy as np
 from scipy import special
 
 from ndis.auditor.one_run import guesses
-from ndis.auditor.one_run.estimate import Estimate
+from ndis.auditor.one_run.estimate import Estimate, Uncomputable
 
 #: The eps search range: a perfect attack on 10^8 canaries certifies less (q^m = alpha at eps ~ 17.5).
 EPS_MAX = 40.0
 ASSUMPTION = "nothing beyond the fair coin flips (exact)"
 
 
+def _delta_term(r: int, v: int, q: float) -> float:
+    """max_{1 <= i <= v} P[v - i <= Binomial(r, q) < v] / i, the sum over windows of the binomial's
+    pmf. Only windows reaching down to `low`, about 12 standard deviations below the mean, are
+    summed when the rest provably cannot win: with F the binomial's cdf, every window reaching
+    below `low` is at most F(v - 1) / i < F(v - 1) / (v - low), while the window down to `low`
+    is F(v - 1) - F(low - 1), at least as large per canary when F(low - 1) (v - low + 1) <= F(v - 1).
+    Otherwise all v windows are summed. This makes the cost grow with the binomial's spread, not with v."""
+    top = special.bdtr(v - 1, r, q)
+    low = int(min(max(r * q - 12.0 * np.sqrt(r * q * (1 - q)) - 1, 0), v - 1))
+    if low > 0 and special.bdtr(low - 1, r, q) * (v - low + 1) > top:
+        low = 0
+    j = np.arange(low, v)
+    below = np.where(j > 0, special.bdtr(np.maximum(j - 1, 0), r, q), 0.0)   # F(j - 1), j = low .. v - 1
+    windows = top - below[::-1]                                              # P[v - i <= B < v], i = 1 .. v - low
+    return float(np.max(windows / np.arange(1, v - low + 1)))
+
+
 def p_value(m: int, r: int, v: int, eps, delta: float) -> np.ndarray:
     """P-value of (eps, delta)-DP given v right guesses out of r among m canaries (module docstring),
-    for an array of eps."""
-    q = special.expit(np.atleast_1d(np.asarray(eps, dtype=float)))[:, None]
-    tail = special.bdtrc(v - 1, r, q)[:, 0] if v > 0 else np.ones(q.shape[0])   # P[Binomial(r, q) >= v]
+    for an array of eps; at delta = 0 the binomial tail alone (their bound for pure DP)."""
+    q = special.expit(np.atleast_1d(np.asarray(eps, dtype=float)))
+    tail = special.bdtrc(v - 1, r, q) if v > 0 else np.ones(q.size)   # P[Binomial(r, q) >= v]
     if delta == 0 or v == 0:
         return np.minimum(tail, 1.0)
-    below = special.bdtr(np.arange(v), r, q)                      # P[Binomial <= j], j = 0..v-1
-    window = below[:, -1:] - np.concatenate([np.zeros((q.shape[0], 1)), below[:, :-1]], axis=1)[:, ::-1]
-    # window[:, i - 1] = P[v - i <= Binomial < v] for i = 1..v
-    worst = np.max(window / np.arange(1, v + 1), axis=1)
+    worst = np.array([_delta_term(r, v, float(x)) for x in q])
     return np.minimum(tail + 2.0 * m * delta * worst, 1.0)
 
 
@@ -66,12 +80,17 @@ def ceiling(m: int, delta: float, alpha: float) -> float:
 
 def estimate(scores: np.ndarray, included: np.ndarray, delta: float, alpha: float) -> Estimate:
     """eps_lo from validated canary scores (`inputs.canary_scores`): the largest eps_lower over the
-    guess grid `guesses.sizes`, each at alpha / (grid size)."""
+    guess grid `guesses.sizes`, each at alpha / (grid size); `details["ceiling"]` is `ceiling`.
+    Raises `Uncomputable` when even every guess right would certify nothing."""
     m = scores.size
+    most = ceiling(m, delta, alpha)
+    if most == 0:
+        raise Uncomputable(guesses.nothing_certifiable(m, delta, alpha, ceiling))
     ks = guesses.sizes(m)
     right = guesses.correct_counts(scores, included, ks)
     bounds = [eps_lower(m, 2 * int(k), int(v), delta, alpha / ks.size) for k, v in zip(ks, right)]
     best = int(np.argmax(bounds))
     return Estimate("steinke", float(bounds[best]), delta, alpha, ASSUMPTION, details={
         "guesses": 2 * int(ks[best]), "correct": int(right[best]), "guess_grid": (2 * ks).tolist(),
-        "correct_by_grid": right.tolist(), "eps_lo_by_grid": bounds, "level_per_guess_count": alpha / ks.size})
+        "correct_by_grid": right.tolist(), "eps_lo_by_grid": bounds, "level_per_guess_count": alpha / ks.size,
+        "ceiling": most})

@@ -2,8 +2,9 @@
 
 This module is the only place that sees argparse: it turns options into plain arguments of the
 library functions. Mistakes in the arguments (bad names, paths, parameters) print one line on
-stderr and exit with code 2. Heavy libraries are imported inside the commands, so that
-`ndis --help` and `ndis --version` answer at once.
+stderr and exit with code 2; an audit that refutes the claim it was given exits with code 3
+(`REFUTED`), so that a script or CI job can act on the verdict. Heavy libraries are imported inside
+the commands, so that `ndis --help` and `ndis --version` answer at once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class WriteError(OSError):
     """Result files that could not be written (disk full, file-size limit), reported as one line."""
 
 
+#: The exit status of an audit that refutes its claim (`ndis audit`, `ndis audit-one-run`).
+REFUTED = 3
 #: The partial report an interrupted `ndis audit` leaves in --out.
 PARTIAL = "partial.json"
 
@@ -288,9 +291,11 @@ def _write_partial(out, partial: dict, args, error: KeyboardInterrupt) -> None:
     error.written = out.write({PARTIAL: json.dumps(partial, indent=2) + "\n"})
 
 
-def command_audit(args, stream=None) -> None:
+def command_audit(args, stream=None) -> int:
     """`ndis audit`: audit, print the table, write report.json, spectrum.csv, spectrum.png and report.html
-    (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json."""
+    (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json.
+    Exit status `REFUTED` when the audit refutes the claim (a violation of --claimed, or a claimed curve
+    refuted somewhere)."""
     from ndis.core.files import FolderUnusable, OutputFolder
 
     from ndis.plot_process import PlotProcess
@@ -299,16 +304,19 @@ def command_audit(args, stream=None) -> None:
     grid, params, neighbor, replacement = _check_audit_arguments(args)
     try:
         with OutputFolder(args.out) as out, PlotProcess() as plot:
-            _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement, plot)
+            report = _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement, plot)
     except FolderUnusable as error:  # raised on entry only: the folder cannot be used
         if error.in_use:
             raise UsageError(f"--out {args.out!r} is in use: {error.reason}") from None
         raise UsageError(f"cannot write to --out {args.out!r}: {error.reason}") from None
+    refuted = (report.verdict is not None and report.verdict.label == "violation") or (
+        report.claim is not None and bool(report.claim.refuted.any()))
+    return REFUTED if refuted else 0
 
 
-def _run_audit(args, out, stream, eps, params, neighbor, replacement, plot) -> None:
+def _run_audit(args, out, stream, eps, params, neighbor, replacement, plot):
     """The audit of `ndis audit` (or its pair search), its report files (the PNG from `plot`, a started
-    `PlotProcess`) and its printed summary."""
+    `PlotProcess`) and its printed summary; returns the report."""
     started = time.perf_counter()
     from ndis.auditor import audit
     from ndis.auditor.reporting.progress import Interrupted
@@ -353,6 +361,7 @@ def _run_audit(args, out, stream, eps, params, neighbor, replacement, plot) -> N
     print(f"wrote {', '.join(map(str, written))}", file=stream)
     if args.verbose:
         print(_timings_line(timings), file=stream)
+    return report
 
 
 def _timings_line(timings: dict) -> str:
@@ -574,7 +583,8 @@ def command_reproduce(args) -> None:
 
 
 def _read_canary_scores(path: str):
-    """(scores, included) from a CSV with a header naming the columns score and included (1 = in training)."""
+    """(scores, included) from a CSV with a header naming the columns score and included (1 = in training);
+    a missing cell is named by its line in the file."""
     import pandas as pd
 
     try:
@@ -587,21 +597,59 @@ def _read_canary_scores(path: str):
     if missing:
         raise UsageError(f"{path!r} needs the columns score and included (1 = the canary was in training, 0 = not); "
                          f"it has {', '.join(map(str, table.columns)) or 'none'}")
+    for column in ("score", "included"):
+        empty = table.index[table[column].isna()]
+        if empty.size:
+            lines = ", ".join(str(row + 2) for row in empty[:5]) + (", ..." if empty.size > 5 else "")
+            raise UsageError(f"{path!r} has no {column} on line {lines} ({empty.size} of {len(table)} canaries): "
+                             "give every canary a score and its coin flip")
     return table["score"].to_numpy(), table["included"].to_numpy()
 
 
-def command_audit_one_run(args, stream=None) -> None:
+def command_audit_one_run(args, stream=None) -> int:
     """`ndis audit-one-run`: the one-run estimators on a CSV of canary scores (--scores), or one DP-SGD
     training run with canaries (opacus-digits); prints the table, writes report.json, estimates.csv,
-    scores.csv, one-run.png and report.html."""
+    scores.csv, one-run.png and report.html (all or none, `core.files.OutputFolder`). Exit status
+    `REFUTED` when the headline refutes the claimed eps."""
+    from ndis.core.files import FolderUnusable, OutputFolder
+
     stream = stream or sys.stdout
     if (args.setting is None) == (args.scores is None):
         raise UsageError("give either --scores FILE.csv (your canary scores) or the setting opacus-digits"
                          + (", not both" if args.scores else ""))
     if args.scores is not None and any(getattr(args, name) is not None for name in ("eps", "canaries", "steps", "bug")):
         raise UsageError("--eps, --canaries, --steps and --bug go with opacus-digits, not with --scores")
-    out = _output_dir(args.out)
-    common = dict(delta=args.delta, method=args.method, alpha=args.alpha)
+    if args.scores is None and args.eps is None:
+        raise UsageError("opacus-digits needs --eps, the eps at --delta the noise is calibrated to (e.g. --eps 4)")
+    if args.scores is None and args.claimed_eps is not None:
+        raise UsageError("opacus-digits claims Opacus's accountant eps itself; --claimed-eps goes with --scores")
+    try:
+        with OutputFolder(args.out) as out:
+            report = _one_run_report(args)
+            try:
+                written = out.write(report.files())
+            except OSError as error:
+                raise WriteError(f"cannot write the report files to {str(out.path)!r}: {error.strerror or error}; "
+                                 "no report file was written or replaced") from None
+    except FolderUnusable as error:
+        where = "is in use" if error.in_use else "cannot be written"
+        raise UsageError(f"--out {args.out!r} {where}: {error.reason}") from None
+    print(report.table(), file=stream)
+    accountant = report.info.get("accountant")
+    if accountant:
+        print(f"accountant: {accountant['name']}, eps {accountant['eps']:.4g} at delta={accountant['delta']:g} "
+              f"(exact for the Gaussian steps: {accountant['exact_eps']:.4g}); training accuracy "
+              f"{report.info['training_accuracy']:.3f}", file=stream)
+    if isinstance(report.info.get("seed"), dict):
+        seed = report.info["seed"]["entropy"]
+        print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
+    print(f"wrote {', '.join(str(path) for path in written)}", file=stream)
+    return REFUTED if report.refutes_claim() else 0
+
+
+def _one_run_report(args):
+    """The OneRunReport of `ndis audit-one-run`'s arguments (checked by `command_audit_one_run`)."""
+    common = dict(delta=args.delta, method=args.method, alpha=args.alpha, compare=args.compare)
     if args.scores is not None:
         from ndis.auditor.one_run import audit_one_run
 
@@ -613,24 +661,10 @@ def command_audit_one_run(args, stream=None) -> None:
             from ndis.experiments import one_run_opacus
         except ImportError as error:
             raise ImportError(f"{error}: opacus-digits needs Opacus (pip install \"ndis[libraries]\")") from None
-        if args.eps is None:
-            raise UsageError("opacus-digits needs --eps, the eps at --delta the noise is calibrated to (e.g. --eps 4)")
-        if args.claimed_eps is not None:
-            raise UsageError("opacus-digits claims Opacus's accountant eps itself; --claimed-eps goes with --scores")
         report = one_run_opacus.run(args.eps, args.canaries or 1000, steps=args.steps or 100, bug=args.bug,
                                     seed=args.seed, **common)
     report.info["command"] = " ".join(sys.argv)
-    written = report.write(out)
-    print(report.table(), file=stream)
-    accountant = report.info.get("accountant")
-    if accountant:
-        print(f"accountant: {accountant['name']}, eps {accountant['eps']:.4g} at delta={accountant['delta']:g} "
-              f"(exact for the Gaussian steps: {accountant['exact_eps']:.4g}); training accuracy "
-              f"{report.info['training_accuracy']:.3f}", file=stream)
-    if isinstance(report.info.get("seed"), dict):
-        seed = report.info["seed"]["entropy"]
-        print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
-    print(f"wrote {', '.join(str(path) for path in written)}", file=stream)
+    return report
 
 
 def _add_one_run_parser(commands) -> None:
@@ -644,10 +678,12 @@ def _add_one_run_parser(commands) -> None:
                           "included (the secret coin flips, 1 or 0)")
     one.add_argument("--delta", type=float, default=1e-5, help="delta of the certified eps_lo (default 1e-5)")
     one.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of each bound (default 0.05)")
-    one.add_argument("--method", default="steinke", choices=("steinke", "gaussian", "fdp"),
-                     help="the estimator whose eps_lo is the report's (default steinke: exact, no assumption; "
-                          "gaussian is tighter for white-box DP-SGD canaries when its model checks pass; all "
-                          "three are shown)")
+    one.add_argument("--method", default="steinke", choices=("steinke", "fdp", "gaussian"),
+                     help="the estimator whose eps_lo is the headline (default steinke; steinke and fdp are exact "
+                          "and assume nothing; gaussian is tighter for white-box DP-SGD canaries, and when the "
+                          "checks reject its model the headline falls back to steinke)")
+    one.add_argument("--compare", action="store_true",
+                     help="compute and show every estimator beside the headline, not only --method's")
     one.add_argument("--claimed-eps", type=float, metavar="EPS",
                      help="--scores: the accountant's eps at --delta, set beside each eps_lo")
     one.add_argument("--eps", type=float, help="opacus-digits: the eps at --delta Opacus calibrates the noise to")
@@ -739,7 +775,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ndis", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="ndis", description=__doc__.splitlines()[0],
+                     epilog=f"exit status: 0 done, 1 a failed write or an exception in your mechanism, 2 a mistake "
+                            f"in the arguments, {REFUTED} the audit refuted the claim, 130 interrupted")
     parser.add_argument("--version", action="version", version=f"ndis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -831,7 +869,7 @@ def _run(args) -> int:
     from ndis.core.errors import MechanismError
 
     try:
-        args.run(args)
+        status = args.run(args)
     except MechanismError as error:
         import traceback
 
@@ -859,7 +897,7 @@ def _run(args) -> int:
         print(f"ndis {args.command}: {'terminated (SIGTERM)' if terminated else 'interrupted'}{detail}{tail}",
               file=sys.stderr)
         return 143 if terminated else 130
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

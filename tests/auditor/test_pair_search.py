@@ -184,10 +184,10 @@ def test_cli_round_trip(tmp_path, capsys):
                  str(K), "--sensitivity", "1", "--claimed", "0.7,0", "--samples", "60000", "--screen-fraction",
                  "0.5", "--search-trials", "6", "--eps", "0.7", "--scorer", "quadratic", "--seed", "2",
                  "--pilot-eps", "0", "--out", str(out)])
-    assert code == 0
     printed = capsys.readouterr().out
     assert "pair search, 6 trials x 2,500 samples per side" in printed
     report = AuditReport.from_json(out / "report.json")
+    assert code == (3 if report.verdict.label == "violation" else 0)
     search = report.info["pair_search"]
     assert len(search["trials"]) == 6 and search["space"]["dimension"] == K and search["pilot_eps"] == 0
     assert report.info["n_samples"] == 60_000 - 6 * 2_500 - 4 * 3_750

@@ -47,9 +47,16 @@ def test_refutation_is_monotone_and_eps_lo_is_its_edge():
 
 
 def test_coverage_in_the_idealized_setting():
-    # exact when the curve is Gaussian (it is here): at most 2 + 4 * 1.38 = 7 of 40 runs above eps
+    # exact: at most 2 + 4 * 1.38 = 7 of 40 runs above eps
     runs = idealized.idealized_eps_lo(300, 4.0, 1e-5, 0.05, 40, seed=12, methods=["fdp"])["fdp"]
     assert np.sum(runs > 4.0) <= 7 and np.median(runs) > 0.5
+
+
+def test_the_default_family_assumes_nothing_and_the_gdp_family_says_what_it_assumes():
+    scores, included = idealized.draw(300, 4.0, 1e-5, np.random.default_rng(3))
+    default, gdp = fdp.estimate(scores, included, 1e-5, 0.05), fdp.estimate(scores, included, 1e-5, 0.05, "gdp")
+    assert default.details["family"] == "eps-delta" and default.assumption.startswith("nothing beyond")
+    assert "Gaussian one" in gdp.assumption and "mu_lo" in gdp.details
 
 
 def test_unknown_family_is_refused():

@@ -56,3 +56,15 @@ def test_coverage_in_the_idealized_setting():
     # exact confidence: eps_lo > eps in at most 5% of runs; 40 runs, 4 standard errors: at most 2 + 4 * 1.38 = 7
     runs = idealized.idealized_eps_lo(300, 4.0, 1e-5, 0.05, 40, seed=11, methods=["steinke"])["steinke"]
     assert np.sum(runs > 4.0) <= 7 and np.median(runs) > 0.5
+
+
+def test_the_delta_term_sums_only_the_windows_that_can_win():
+    # the truncated max over windows equals the full one (the published routine, a loop over all
+    # v windows) on random instances, from chance accuracy to every guess right
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        r = int(rng.integers(2, 3000))
+        v = int(rng.integers(1, r + 1))
+        m, eps = r + int(rng.integers(0, 5000)), float(rng.uniform(0, 12))
+        full = _published_routine(m, r, v, eps, 1e-5)
+        assert steinke.p_value(m, r, v, eps, 1e-5)[0] == pytest.approx(full, rel=1e-9, abs=1e-300), (m, r, v, eps)

@@ -208,20 +208,24 @@ def judge(claimed, roc_valid, held, alpha: float, n_select=None) -> Verdict:
 
 def _p_value(rejects, alpha: float) -> float:
     """The smallest level in [1e-20, 1) at which `rejects(level)` holds (monotone: False below some
-    level, True above), by bisection on log10 of the level, rounded up (a level at which it rejects):
-    40 steps between 1e-20 and alpha when it rejects at alpha (log10 p to 2e-11), else 20 between
-    alpha and 1 (to 2e-6); 1 when it rejects at no level below 1."""
+    level, True above), by bisection on log10 of the level, rounded up to a level at which it rejects:
+    40 steps between 1e-20 and alpha when it rejects at alpha (log10 p to 2e-11; alpha itself is the
+    upper end, so p <= alpha exactly when it rejects at alpha), else 20 between alpha and 1 (to 2e-6);
+    1 when it rejects at no level below 1."""
     top = -1e-9  # log10 of a level just below 1 (each side of each event at just below 1/4)
     if rejects(alpha):
-        lo, hi, steps = -20.0, float(np.log10(alpha)), 40
+        lo, hi, steps, p = -20.0, float(np.log10(alpha)), 40, float(alpha)
     elif rejects(10**top):
-        lo, hi, steps = float(np.log10(alpha)), top, 20
+        lo, hi, steps, p = float(np.log10(alpha)), top, 20, float(10**top)
     else:
         return 1.0
     for _ in range(steps):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if rejects(10**mid) else (mid, hi)
-    return float(10**hi)
+        if rejects(10**mid):
+            hi, p = mid, float(10**mid)
+        else:
+            lo = mid
+    return p
 
 
 def _plug_in(held, threshold, eps, direction) -> tuple[float, float]:

@@ -3,13 +3,14 @@ AssertionError carrying the report and the evidence when it is refuted, replays 
 prints, takes (eps, delta), mu or a curve, and knows whether the pytest plugin counts it."""
 
 import re
+import types
 import warnings
 
 import numpy as np
 import pytest
 
 from ndis.auditor import AuditReport
-from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, family
+from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, assertions, family
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +48,29 @@ def test_a_refuted_claim_raises_with_the_evidence_and_the_report():
     with pytest.raises(PrivacyViolation) as again:
         assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
     assert again.value.report.info["sequential"]["rounds"] == error.report.info["sequential"]["rounds"]
+
+
+@pytest.fixture(scope="module")
+def refuted() -> PrivacyViolation:
+    """A refutation (the inputs 0 and 3: true eps 3, claimed 1), made once for the tests of its message."""
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
+    return caught.value
+
+
+def _with(report, **sequential):
+    """A stand-in for `report` whose info["sequential"] has the given entries replaced."""
+    return types.SimpleNamespace(info={**report.info, "sequential": {**report.info["sequential"], **sequential}})
+
+
+@pytest.mark.parametrize("level", [0.05, 0.05 / 3, 0.05 / 33, 1e-4 / 7])
+def test_the_printed_p_value_of_a_refutation_is_never_above_the_printed_level(refuted, level):
+    # a refutation's p-value is <= its level (tests/auditor/statistics/test_confirmation.py); printed,
+    # p = level itself must not round above it (0.05 / 33 with 3 digits against 4: 0.00152 > 0.001515)
+    for p in (level, level * (1 - 1e-9), level / 1.0004):
+        first = assertions.message(_with(refuted.report, p_value=p), "(1, 0)-DP", level).splitlines()[0]
+        printed_level, printed_p = (float(v) for v in re.search(r"at level (\S+) \(p = (\S+)\)", first).groups())
+        assert printed_p <= printed_level
 
 
 def test_a_gaussian_dp_claim_and_a_curve_claim():

@@ -118,12 +118,14 @@ def _event(c: dict) -> str:
 
 
 def message(report, name: str, alpha: float) -> str:
-    """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed."""
+    """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed.
+    The level and the p-value (<= it, `statistics.confirmation.combined_p_value`) are rounded alike, so
+    the printed p-value is never above the printed level."""
     c = _round(report)["confirmation"]
     e, s = c["event"], report.info["sequential"]
     mechanism = report.info.get("mechanism", "the mechanism")
     return "\n".join([
-        f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.3g})",
+        f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.4g})",
         f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps < {c['eps_lo']:.4g}; "
         f"delta({e['eps']:g}) >= {c['delta_lower']:.4g} > {e['delta']:g}",
         f"  event: {_event(c)}",

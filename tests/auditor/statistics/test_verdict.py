@@ -15,9 +15,10 @@ from ndis.auditor.statistics.spectrum import empirical_roc
 def test_the_p_value_is_the_smallest_rejecting_level():
     for threshold in (1e-12, 0.003, 0.05, 0.123, 0.9):
         p = verdict._p_value(lambda level: level >= threshold, 0.05)
-        # log10 p to 2e-11 below alpha, to 2e-6 above; rounded up to a rejecting level
+        # log10 p to 2e-11 below alpha, to 2e-6 above; rounded up to a rejecting level, and <= alpha
+        # exactly when it rejects at alpha (alpha itself, not 10**log10(0.05), one unit in the last place less)
         assert p == pytest.approx(threshold, rel=1e-5 if threshold > 0.05 else 1e-9)
-        assert p >= threshold or threshold == 0.05  # 10**log10(0.05) is 0.05 less one unit in the last place
+        assert p >= threshold and (p <= 0.05) == (threshold <= 0.05)
     assert verdict._p_value(lambda level: False, 0.05) == 1.0
     assert verdict._p_value(lambda level: True, 0.05) == pytest.approx(1e-20, rel=1e-9)
 

@@ -167,7 +167,8 @@ def eps_grid(upto: float) -> np.ndarray:
 def eps_lo(k_p: int, k_q: int, n: int, d: float, level: float, points=()) -> float:
     """The largest point of `eps_grid` (with the fixed `points` added, e.g. the claimed eps) such that
     H0: P - e^eps Q <= d is rejected at `level` there and at every point below; 0 when eps = 0 is not
-    rejected. The mechanism is then not (e, d)-DP for any e < eps_lo, at confidence 1 - level."""
+    rejected. The mechanism is then not (e, d)-DP for any e <= eps_lo (a positive eps_lo is itself
+    rejected), at confidence 1 - level."""
     if k_p == 0 or (k_q > 0 and k_p / n - d <= 0):
         return 0.0
     ceiling = math.log((k_p / n - d) / (k_q / n)) if k_q > 0 else math.log(max(k_p / n - d, 1e-300) * n) + 5.0

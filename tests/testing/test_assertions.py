@@ -73,6 +73,20 @@ def test_the_printed_p_value_of_a_refutation_is_never_above_the_printed_level(re
         assert printed_p <= printed_level
 
 
+def test_the_message_says_up_to_eps_lo_when_eps_lo_itself_is_rejected(refuted):
+    # every grid point up to and including a positive eps_lo is rejected (statistics.difference.eps_lo),
+    # and so is the refuted claim's own eps: "for any eps <= eps_lo" there, "<" only when eps_lo = 0
+    # and the test did not reach it (nothing rejected at 0)
+    text = str(refuted)
+    eps_lo = float(re.search(r"eps_lo = ([0-9.]+)", text).group(1))
+    assert eps_lo > 0 and f"-DP for any eps <= {eps_lo:.4g};" in text
+    c = refuted.report.info["sequential"]["rounds"][-1]["confirmation"]
+    for event_eps, eps_lo, sign in ((0.0, 0.0, "<="), (1.0, 0.0, "<"), (1.0, 1.0, "<=")):
+        rounds = [{"confirmation": {**c, "eps_lo": eps_lo, "event": {**c["event"], "eps": event_eps}}}]
+        line = assertions.message(_with(refuted.report, rounds=rounds), "claim", 0.05).splitlines()[1]
+        assert f"for any eps {sign} {eps_lo:.4g};" in line
+
+
 def test_a_gaussian_dp_claim_and_a_curve_claim():
     def gaussian(data, n, rng):  # x + N(0, 1) on 0 and 2: exactly 2-GDP
         return np.asarray(data, float)[0] + rng.standard_normal((n, 1))

@@ -117,6 +117,12 @@ def _event(c: dict) -> str:
             f"+- {c['estimate_se']:.2g})")
 
 
+def _up_to(c: dict) -> str:
+    """"<=" when the confirmation `c` rejected eps_lo itself (a positive eps_lo is a rejected point of the
+    grid, `statistics.difference.eps_lo`, and a refuted claim's own eps is rejected), else "<"."""
+    return "<=" if c["eps_lo"] > 0 or (c["refuted"] and c["eps_lo"] == c["event"]["eps"]) else "<"
+
+
 def message(report, name: str, alpha: float) -> str:
     """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed.
     The level and the p-value (<= it, `statistics.confirmation.combined_p_value`) are rounded alike, so
@@ -126,7 +132,7 @@ def message(report, name: str, alpha: float) -> str:
     mechanism = report.info.get("mechanism", "the mechanism")
     return "\n".join([
         f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.4g})",
-        f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps < {c['eps_lo']:.4g}; "
+        f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps {_up_to(c)} {c['eps_lo']:.4g}; "
         f"delta({e['eps']:g}) >= {c['delta_lower']:.4g} > {e['delta']:g}",
         f"  event: {_event(c)}",
         f"  samples used: {s['samples_used']:,} per side of {s['budget']:,} ({s['reason']})",

@@ -3,7 +3,9 @@ audits and imports nothing heavy; it counts the declared audits, gives each alph
 the session seed and the node id, fails a test on a refuted claim with the evidence in the report
 (and in JUnit XML), writes the JSON summary, and names Holm's session-level failures."""
 
+import inspect
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -95,6 +97,27 @@ def test_two(assert_dp):
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*UndeclaredAudit*declared 1 audit(s)*dp_audit(audits=2)*"])
+
+
+def test_a_failing_audit_shows_no_frame_of_ndis(pytester):
+    # pytest's long traceback shows each frame's source up to the raise: the failures must end at the
+    # test's own call, with no line of ndis's source files and no path into them
+    pytester.makepyfile(MECHANISM + '''
+def test_wrong_claim(assert_dp):
+    assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL)
+
+def test_two(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "PrivacyViolation: (0.5, 0)-DP of laplace is refuted" in out and "UndeclaredAudit: " in out
+    for module in (assertions, family):
+        assert pathlib.Path(module.__file__).name not in out
+        source = {line.strip() for line in inspect.getsource(module).splitlines() if len(line.strip()) > 15}
+        assert not [line for line in out.splitlines() if line.lstrip(">E ").strip() in source]
 
 
 def test_a_bad_marker_is_a_usage_error(pytester):

@@ -27,6 +27,7 @@ class UncountedAudit(UserWarning):
 
 def _claim(eps, delta, mu, curve):
     """(what audit's `claimed` takes, its name) from exactly one of eps (with delta), mu or curve."""
+    __tracebackhide__ = True  # pytest shows the user's call, not ndis's frames (also in assert_dp, Slot.next_seed)
     given = [name for name, value in (("eps", eps), ("mu", mu), ("curve", curve)) if value is not None]
     if len(given) != 1:
         raise ValueError(f"give the claim as exactly one of eps (with delta), mu (Gaussian DP) or curve "
@@ -63,7 +64,10 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     0.05) and `seed` (default fresh entropy). The failure message gives the seed that replays the audit.
     Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, ...); progress
     is off unless asked for.
+
+    A failure shows no frame of ndis in pytest's traceback (`__tracebackhide__`): it ends at the test's call.
     """
+    __tracebackhide__ = True
     claimed, name = _claim(eps, delta, mu, curve)
     slot = family.current()
     if slot is not None:

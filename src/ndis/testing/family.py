@@ -170,6 +170,7 @@ class Slot:
 
     def next_seed(self) -> int:
         """The seed of the test's next audit; UndeclaredAudit beyond the declared number."""
+        __tracebackhide__ = True  # pytest's traceback of an UndeclaredAudit ends at the test's call
         allowed = self.family.declared[self.nodeid]
         if self.used >= allowed:
             raise UndeclaredAudit(f"{self.nodeid} declared {allowed} audit(s) and makes another; declare them all "

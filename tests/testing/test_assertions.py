@@ -113,8 +113,8 @@ def test_inside_a_counted_test_the_family_sets_level_and_seed():
     f = family.Family(0.05, 3, "--ndis-seed", {"t::a": 1})
     token = f.enter("t::a")
     try:
-        with pytest.raises(ValueError, match="--ndis-alpha"):
-            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, alpha=0.01)
+        with pytest.raises(ValueError, match=r"more than this test's share .* = 0.05: remove alpha= .*--ndis-alpha"):
+            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, alpha=0.06)
         report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, scorer="quadratic")
     finally:
         f.leave(token)

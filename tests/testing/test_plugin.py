@@ -6,6 +6,7 @@ the session seed and the node id, fails a test on a refuted claim with the evide
 import inspect
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -26,6 +27,15 @@ def laplace(data, n, rng):
 PAIR = np.array([0.0]), np.array([1.0])
 SMALL = dict(n_samples=4_000, scorer="quadratic")
 '''
+
+
+@pytest.fixture(scope="module", autouse=True)
+def audit_modules_imported():
+    """One small audit outside the sessions below, so that the modules an audit imports on first use
+    (scipy's, scikit-learn's, pandas) are imported once and shared by them, as numpy is above."""
+    namespace = {}
+    exec(MECHANISM, namespace)
+    namespace["assert_dp"](namespace["laplace"], *namespace["PAIR"], eps=3.0, seed=0, **namespace["SMALL"])
 
 
 def _summary(pytester, name="summary.json"):
@@ -86,6 +96,27 @@ def test_wrong_claim(assert_dp):
     assert "refuted at level 0.05" in xml and "eps_lo = " in xml
     first, second = (_summary(pytester, f"s{i}.json")["audits"] for i in range(2))
     assert first[0]["failed"] and first == [dict(second[0], seconds=first[0]["seconds"])]
+
+
+def test_the_replay_line_runs_as_printed_in_the_same_counted_test(pytester):
+    # a refutation in a session of 3 counted audits prints its replay line; added to the same call
+    # (`...` stands for the call's own arguments), in the same test, it replays the same audit both in
+    # that session and with the test run alone (K = 1), where the level the line gives is below alpha / K
+    call = "laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL"
+    others = "\n@pytest.mark.dp_audit(audits=2)\ndef test_other():\n    pass\n"
+    pytester.makepyfile(test_replay=MECHANISM + f"\ndef test_wrong_claim(assert_dp):\n    assert_dp({call})\n" + others)
+    first = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", "--ndis-summary=s0.json")
+    first.assert_outcomes(failed=1, passed=1)
+    line = re.search(r"replay: (assert_dp\(.*\))$", first.stdout.str(), flags=re.M).group(1)
+    (original,) = _summary(pytester, "s0.json")["audits"]
+    pasted = f"\ndef test_wrong_claim(assert_dp):\n    {line.replace('...', call)}\n"
+    for name, text in (("same_session", pasted + others), ("alone", pasted)):
+        pytester.makepyfile(test_replay=MECHANISM + text)
+        again = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", f"--ndis-summary={name}.json")
+        again.stdout.fnmatch_lines(["*PrivacyViolation: (0.5, 0)-DP of laplace is refuted at level 0.01667*"])
+        (replayed,) = _summary(pytester, f"{name}.json")["audits"]
+        assert replayed == dict(original, seconds=replayed["seconds"])
+    assert "alpha=0.016666666666666666, seed=" in line  # the level 0.05 / 3 exactly
 
 
 def test_an_undeclared_second_audit_fails_the_test(pytester):

@@ -60,8 +60,10 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
 
     Level and seed: in a test the ndis pytest plugin counts (marked `@pytest.mark.dp_audit` or using
     the `assert_dp` fixture), the session's alpha / K and a seed derived from the session seed and the
-    test's node id (`ndis.testing.family`); `alpha` may not be given there. Elsewhere `alpha` (default
-    0.05) and `seed` (default fresh entropy). The failure message gives the seed that replays the audit.
+    test's node id (`ndis.testing.family`); an `alpha` given there may not exceed alpha / K (a smaller
+    one spends less of the session's budget). Elsewhere `alpha` (default 0.05) and `seed` (default fresh
+    entropy). The failure message's "replay" line gives the level and the seed that replay the audit:
+    added to the same call, in the same test (counted or not, also run alone), it runs as printed.
     Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, ...); progress
     is off unless asked for.
 
@@ -71,10 +73,12 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     claimed, name = _claim(eps, delta, mu, curve)
     slot = family.current()
     if slot is not None:
-        if alpha is not None:
-            raise ValueError("inside a test counted by the ndis pytest plugin the level is the session's alpha / K: "
-                             "set the session's budget with --ndis-alpha, not alpha=")
-        alpha, test_seed = slot.level, slot.next_seed()
+        if alpha is not None and alpha > slot.level:
+            raise ValueError(f"alpha={alpha!r} is more than this test's share of the session's error budget, "
+                             f"--ndis-alpha / K = {slot.family.alpha:g} / {slot.family.size} = {slot.level!r}: "
+                             "remove alpha= (set the session's budget with --ndis-alpha)")
+        alpha = slot.level if alpha is None else alpha
+        test_seed = slot.next_seed()
         seed = test_seed if seed is None else seed
     else:
         alpha = family.DEFAULT_ALPHA if alpha is None else alpha
@@ -106,10 +110,13 @@ def _round(report) -> dict:
 
 
 def _replay(report, alpha) -> str:
+    """The call that replays the audit, `...` standing for the test's own arguments: the exact level (a
+    counted test accepts it, being at most the test's share in the session that printed it and in any
+    session with fewer audits, such as the test run alone) and the seed."""
     seed = report.info["seed"]
     value = seed["entropy"] if not seed["spawn_key"] else f"numpy.random.SeedSequence({seed['entropy']}, " \
                                                           f"spawn_key={tuple(seed['spawn_key'])})"
-    return f"assert_dp(..., alpha={alpha:.6g}, seed={value})"
+    return f"assert_dp(..., alpha={float(alpha)!r}, seed={value})"
 
 
 def _event(c: dict) -> str:

@@ -119,6 +119,24 @@ def test_the_replay_line_runs_as_printed_in_the_same_counted_test(pytester):
     assert "alpha=0.016666666666666666, seed=" in line  # the level 0.05 / 3 exactly
 
 
+def test_a_rerun_test_counts_once_and_the_session_ends_with_its_summary(pytester):
+    # pytest-rerunfailures runs a failed test again: the rerun replays the same seed, and the session
+    # ends with its summary line and JSON holding one record per declared audit, the last attempt's
+    pytester.makepyfile(MECHANISM + '''
+def test_wrong_claim(assert_dp):
+    assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL)
+''')
+    once = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", "--ndis-summary=once.json")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "rerunfailures", "--reruns=1", "--ndis-seed=9",
+                                "--ndis-summary=rerun.json")
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("rerun")) == (1, 1) and result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 of 1 declared audit(s) ran*1 refuted their claim*", "*wrote rerun.json*"])
+    (first,), (record,) = _summary(pytester, "once.json")["audits"], _summary(pytester, "rerun.json")["audits"]
+    assert record == dict(first, seconds=record["seconds"])
+    assert "ValueError" not in result.stdout.str() + result.stderr.str()
+
+
 def test_an_undeclared_second_audit_fails_the_test(pytester):
     pytester.makepyfile(MECHANISM + '''
 def test_two(assert_dp):

@@ -5,7 +5,8 @@ and pytest, and changes nothing unless a test audits: it adds the marker `dp_aud
 fixture `assert_dp` and the options below. When collection is done it counts the K audits declared
 by the selected tests and gives each the level alpha / K (`ndis.testing.family`); at the end of the
 session it runs Holm's step-down over the audits' p-values, prints a summary line and, with
---ndis-summary, writes every audit's evidence, seed and samples used as JSON.
+--ndis-summary, writes every audit's evidence, seed and samples used as JSON. A test rerun in the
+session (pytest-rerunfailures) replays its seeds and counts once, with its last attempt's records.
 """
 
 from __future__ import annotations

@@ -101,6 +101,22 @@ def test_a_gaussian_dp_claim_and_a_curve_claim():
     assert report.verdict != "violation"
 
 
+def test_an_audit_too_long_for_a_test_is_refused_before_any_sample():
+    # 10^10 samples per side on one worker: at least 2 x 10^4 s (core.budget), above MAX_SECONDS = 3600;
+    # the refusal comes before the mechanism is called, and max_seconds=None lifts it
+    def never(data, n, rng):
+        raise RuntimeError("sampled")
+
+    pair = np.array([0.0]), np.array([1.0])
+    with pytest.raises(ValueError, match=r"^this audit's 10,000,000,000 samples per side would take at least "
+                                         r"5.56 h to draw .*max_seconds=3600: use fewer samples"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1)
+    with pytest.raises(ValueError, match="max_seconds=60:"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**8, n_jobs=1, max_seconds=60)
+    with pytest.raises(RuntimeError, match="sampled"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1, max_seconds=None)
+
+
 @pytest.mark.parametrize("claim, match", [({}, "exactly one"), ({"eps": 1.0, "mu": 1.0}, "exactly one"),
                                           ({"mu": 1.0, "delta": 1e-5}, "delta goes with eps"),
                                           ({"eps": -1.0}, "claimed eps"), ({"eps": 1.0, "delta": 1.5}, "claimed delta")])

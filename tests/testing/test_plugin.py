@@ -71,6 +71,7 @@ def test_not_an_audit():
     result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=5", "--ndis-alpha=0.06",
                                 "--ndis-summary=summary.json")
     result.assert_outcomes(passed=3)
+    assert "ndis: " not in result.stdout.str()  # audits shorter than --ndis-progress-after (30 s) show no progress
     result.stdout.fnmatch_lines(["*3 of 3 declared audit(s) ran, each at level 0.06 / 3 = 0.02*",
                                  "*session seed 5 (--ndis-seed): --ndis-seed 5 replays every audit*"])
     summary = _summary(pytester)
@@ -135,6 +136,24 @@ def test_wrong_claim(assert_dp):
     (first,), (record,) = _summary(pytester, "once.json")["audits"], _summary(pytester, "rerun.json")["audits"]
     assert record == dict(first, seconds=record["seconds"])
     assert "ValueError" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_long_audit_shows_its_progress_without_s(pytester):
+    # the audit's lines reach the terminal past pytest's capture: with --ndis-progress-after 0 every
+    # audit is "long", and the lines of a passing test (whose captured output pytest never shows) are in
+    # the session's output (with the default, 30 s, short audits show none: the test below)
+    pytester.makepyfile(MECHANISM + '''
+def test_audit(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+''')
+    shown = pytester.runpytest("-p", "no:cacheprovider", "--ndis-progress-after=0")
+    shown.assert_outcomes(passed=1)
+    shown.stdout.fnmatch_lines(["ndis: test_a_long_audit_shows_its_progress_without_s.py::test_audit: assert_dp of "
+                                "(3, 0)-DP has run 0 s; its progress follows (--ndis-progress-after 0)",
+                                "ndis: round 1 of 1: a screening audit of 1,000 samples per side, then up to 3,000 "
+                                "to confirm",
+                                "ndis: training samples on D: 500 samples in *",
+                                "ndis: round 1: confirmation samples on D': 2,000 samples in *"])
 
 
 def test_an_undeclared_second_audit_fails_the_test(pytester):

@@ -7,10 +7,15 @@ import warnings
 
 import numpy as np
 
-from ndis.testing import family
+from ndis.testing import family, terminal
 
 #: The most samples per side an assert_dp audit draws by default.
 DEFAULT_SAMPLES = 100_000
+#: The longest an assert_dp audit may be estimated to take, as `ndis.audit`'s `max_seconds`: the job of
+#: docs/testing/github-actions.yml stops after 60 minutes, and the estimate is a lower bound (10^6 samples
+#: per second per worker), so an audit estimated above it cannot finish there; n_samples=10**12 is
+#: estimated at 11.6 days on 2 cores.
+MAX_SECONDS = 3600.0
 
 
 class PrivacyViolation(AssertionError):
@@ -47,7 +52,7 @@ def _claim(eps, delta, mu, curve):
 
 def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *, mu: float | None = None,
               curve=None, n_samples: int = DEFAULT_SAMPLES, alpha: float | None = None, seed=None, grid=None,
-              **options):
+              max_seconds: float | None = MAX_SECONDS, **options):
     """Audit `mech` on (D, D') sequentially against a claim; return the AuditReport when the claim stands,
     raise `PrivacyViolation` (an AssertionError whose `report` is the AuditReport) when it is refuted.
 
@@ -58,14 +63,20 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     draw per side; the audit stops as soon as the claim is refuted, or when going on is futile
     (`ndis.auditor.sequential`), and `report.info["samples_used"]` says how many it drew.
 
+    Before any work the audit's cost is estimated as `ndis.audit` estimates it (`core.budget`: memory,
+    and a lower bound on the time when the claim holds and every round runs to its end); an audit that
+    needs more memory than is available, or more than `max_seconds` (default `MAX_SECONDS`, an hour;
+    None: no limit), is refused with a one-line ValueError. Under pytest an audit that runs longer than
+    --ndis-progress-after seconds (default 30) shows its progress on the terminal, without -s
+    (`ndis.testing.terminal`); elsewhere progress is off unless asked for (`progress=`).
+
     Level and seed: in a test the ndis pytest plugin counts (marked `@pytest.mark.dp_audit` or using
     the `assert_dp` fixture), the session's alpha / K and a seed derived from the session seed and the
     test's node id (`ndis.testing.family`); an `alpha` given there may not exceed alpha / K (a smaller
     one spends less of the session's budget). Elsewhere `alpha` (default 0.05) and `seed` (default fresh
     entropy). The failure message's "replay" line gives the level and the seed that replay the audit:
     added to the same call, in the same test (counted or not, also run alone), it runs as printed.
-    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, ...); progress
-    is off unless asked for.
+    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, progress, ...).
 
     A failure shows no frame of ndis in pytest's traceback (`__tracebackhide__`): it ends at the test's call.
     """
@@ -89,13 +100,13 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     from ndis.auditor import audit
 
     started = time.perf_counter()
-    options.setdefault("progress", False)
+    options.setdefault("progress", terminal.progress(f"assert_dp of {name}") or False)
     if grid is not None:
         options["eps"] = grid
     elif isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can certify) past eps
         options["eps"] = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)
     report = audit(mech, D, D_prime, n_samples=n_samples, seed=seed, alpha=alpha, claimed=claimed, sequential=True,
-                   **options)
+                   max_seconds=max_seconds, **options)
     refuted = report.verdict == "violation"
     if slot is not None:
         slot.record(_record(report, name, alpha, refuted, time.perf_counter() - started))

@@ -103,7 +103,7 @@ class Verdict:
 
     def __str__(self):
         eps, delta, level = f"{self.eps:g}", f"{self.delta:g}", f"{1 - self.alpha:.0%}"
-        p = "" if self.p_value is None else _p_text(self.p_value)
+        p = "" if self.p_value is None else _p_text(self.p_value, self.alpha)
         if self.label == "violation":
             return (f"violation of ({eps}, {delta}): the {level} lower bound on delta({eps}) is {self.lower_bound:.3g} "
                     f"> the claimed {delta} ({p or f'confidence {self.confidence:.4f}'}; {self.direction} direction)")
@@ -153,9 +153,14 @@ class Verdict:
         return asdict(self)
 
 
-def _p_text(p: float) -> str:
-    """"p = 0.12"; "p <= 1e-20" at the end of `_p_value`'s search."""
-    return "p <= 1e-20" if p < 1.0001e-20 else f"p = {min(p, 1.0):.2g}"
+def _p_text(p: float, alpha: float) -> str:
+    """"p = 0.12"; "p <= 1e-20" at the end of `_p_value`'s search. Two significant digits, more when
+    two would put the printed p on the other side of alpha (0.0502 > alpha = 0.05 is not "p = 0.05")."""
+    if p < 1.0001e-20:
+        return "p <= 1e-20"
+    p = min(p, 1.0)
+    digits = next((d for d in range(2, 17) if (float(f"{p:.{d}g}") <= alpha) == (p <= alpha)), 17)
+    return f"p = {p:.{digits}g}"
 
 
 def _duration(seconds: float) -> str:

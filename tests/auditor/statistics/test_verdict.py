@@ -63,6 +63,10 @@ def test_what_each_label_says():
                            "the claimed 0.001")
     assert "detectable floor 1.3e-05" in text and text.endswith("not a proof of privacy")
 
+    # the printed p-value stays on its side of alpha: not "p = 0.05 <= 0.2 but > alpha = 0.05"
+    assert "(p = 0.0502 <= 0.2 but > alpha = 0.05;" in str(dataclasses.replace(quiet, p_value=0.0502))
+    assert "(p = 0.05000001 <= 0.2" in str(dataclasses.replace(quiet, p_value=0.05000001))
+
     hint = dataclasses.replace(quiet, p_value=0.11)
     z = 2.2414 + 0.8416                      # z_{alpha/4} + z_{0.2}
     n = z * z * (1 + math.exp(0.4)) / (4 * 0.65e-3 ** 2)

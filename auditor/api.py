@@ -16,6 +16,7 @@ import functools
 import numbers
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -238,9 +239,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
           method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
           screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
           max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
-          progress: bool | str | None = None, eureka_options: dict | None = None,
+          progress: bool | str | Callable[[str], None] | None = None, eureka_options: dict | None = None,
           literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False,
-          sequential: bool = False) -> AuditReport:
+          sequential: bool = False, max_seconds: float | None = None) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     The phases, in order: validate every argument (`_validate`; nothing is sampled before it
@@ -306,6 +307,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         part needs at least 50 (`core.budget.minimum_samples()`: 400 with the default split). Sizes
         whose estimated memory (`core.budget.estimate`: grid, sampling tasks, training samples,
         output chunks) exceeds what the machine has available are refused before any work.
+    max_seconds : refuse (ValueError, before any work) an audit whose estimated time exceeds it: the
+        lower bound `core.budget.estimate` (a sequential audit's: all its rounds, as when the claim
+        holds); None (default): no limit.
     train_fraction, max_train, validation_fraction : the split of each side's samples.
     streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
         (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
@@ -339,8 +343,9 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
         127.0.0.1 (this machine only; off by default).
     chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
         of n samples, see `chunks.chunk_size_for`).
-    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else one
-        line per phase on stderr; True = bars, False = silent, or "bars" / "lines".
+    progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else lines on
+        stderr (one per phase, and one every 10 s of a long one); True = bars, False = silent, "bars" /
+        "lines", or a callable that gets the lines instead of stderr (`auditor.reporting.progress`).
 
     Returns
     -------
@@ -364,7 +369,8 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
     plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
                      replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
                      dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
-                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs))
+                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs,
+                          max_seconds=max_seconds))
     timings = {"validation": time.perf_counter() - started}
     progress = Progress.auto(progress)
     executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard,
@@ -420,8 +426,8 @@ def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, me
         factories = _scorer_factories(scorer)
         sizes = budget.split(n_samples, *split)
         _check_power(eps, sizes[2], alpha)
-    budget.check(eps.size, n_samples, sizes=sizes or (n_samples, 0, 0), n_jobs=options["n_jobs"],
-                 streaming=options["streaming"])
+    budget.check(eps.size, n_samples, options["max_seconds"], sizes=sizes or (n_samples, 0, 0),
+                 n_jobs=options["n_jobs"], streaming=options["streaming"])
     root = chunks.as_seed_sequence(seed)
     sampler = adapters.as_sampler(mech, literal)
     relation, rows = _relation(mech, D_prime, neighbor)

@@ -15,12 +15,13 @@ independent samples:
    test rejects.
 
 A round whose confirmation could not refute the claim with any counts (a claimed eps too large for its
-size and level) is skipped, and an audit none of whose rounds could is refused before sampling. The
-audit stops at the first look that refutes the claim ("refuted"); after the first look of the
-last round when the rest of it has no realistic chance ("futile": even if each event's delta were
-`FUTILITY_SE` standard errors above its unbiased estimate, the final look's tests would refute with
-probabilities summing to less than `FUTILITY_POWER`); or when the budget is spent ("budget"). Stopping for futility
-never adds a refutation, so it costs no confidence.
+size and level) is skipped, and an audit none of whose rounds could is refused before sampling; so is
+one whose rounds, run to their end, need more memory than is available or more time than `max_seconds`
+(`core.budget.within`). The audit stops at the first look that refutes the claim ("refuted"); after
+the first look of the last round when the rest of it has no realistic chance ("futile": even if each
+event's delta were `FUTILITY_SE` standard errors above its unbiased estimate, the final look's tests
+would refute with probabilities summing to less than `FUTILITY_POWER`); or when the budget is spent
+("budget"). Stopping for futility never adds a refutation, so it costs no confidence.
 
 What holds at the stopping time, whatever the data decided: each look tests events fixed before its
 round's confirmation samples were drawn, each at its share of the look's level alpha_k, and the
@@ -39,6 +40,7 @@ import time
 
 import numpy as np
 
+from ndis.core import budget as costs
 from ndis.core.validation import as_eps_grid
 
 from ndis.auditor.reporting.progress import Interrupted, Progress
@@ -115,12 +117,18 @@ def audit_sequential(audit, options: dict) -> AuditReport:
         raise ValueError(f"too few samples for alpha={alpha}: no outcome of a sequential audit of {budget:,} samples "
                          f"per side could refute the claim (its last round confirms on {rounds[-1].confirm:,}); "
                          "use more samples or a larger alpha")
+    n_eps = as_eps_grid(o["eps"]).size
+    costs.within(_cost([plan for plan in rounds if plan.index + 1 not in skipped], n_eps, o), n_eps, budget,
+                 o["max_seconds"])
+    progress = Progress.auto(o["progress"])
     root = chunks.as_seed_sequence(o.pop("seed"))
     sampler = adapters.as_sampler(mech, o["literal"])
     draws, records, used, stop = None, [], 0, None
     for plan in rounds:
         if plan.index + 1 in skipped:
             continue
+        progress.note(f"round {plan.index + 1} of {len(rounds)}: a screening audit of {plan.screen:,} samples per side, "
+                      f"then up to {plan.confirm:,} to confirm")
         screen_seed = chunks.chunk_seed(root, SCREEN_KEY, plan.index)
         report = audit(mech, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, params=None, **o)
         draws = draws or (sampler.prepare(o["D"]), sampler.prepare(o["D_prime"]))
@@ -143,6 +151,18 @@ def audit_sequential(audit, options: dict) -> AuditReport:
         if stop:
             break
     return _report(report, records, stop or ("budget", None), rounds, skipped, budget, alpha, used, root, started)
+
+
+def _cost(rounds, n_eps: int, o: dict) -> dict:
+    """`core.budget.estimate` of a sequential audit that runs `rounds` to their end (as when the claim
+    holds), one phase after another: each round's screening audit, then its confirmation counting fresh
+    samples. Its memory is the largest phase's, its time the sum of theirs."""
+    split = (o["train_fraction"], o["max_train"], o["validation_fraction"])
+    phases = [costs.estimate(n_eps, plan.screen, sizes=costs.split(plan.screen, *split), n_jobs=o["n_jobs"],
+                             streaming=o["streaming"]) for plan in rounds]
+    phases += [costs.estimate(0, plan.confirm, n_jobs=o["n_jobs"]) for plan in rounds]
+    largest = max(phases, key=lambda phase: phase["total_bytes"])
+    return {**largest, "seconds_at_least": sum(phase["seconds_at_least"] for phase in phases)}
 
 
 def _can_refute(plan, points) -> bool:

@@ -21,7 +21,9 @@ bound: `SECONDS_PER_EPS` per eps point (the detectable floor's search in each di
 `auditor.statistics.bounds.detectable_floor`, took 3.3 to 10 ms of CPU per point and direction for
 2,000 to 10^7 held-out samples, plus the report) and `SAMPLES_PER_SECOND` per worker (a batched 1-D
 Gaussian with the quadratic scorer, the fastest pipeline measured, ran 5.3 to 5.9 x 10^5 samples per
-CPU second; a real mechanism is slower).
+CPU second; a real mechanism is slower). `check` and `within` refuse, before any work, an audit that
+needs more memory than is available or, given a limit (`ndis.audit`'s `max_seconds`, which `assert_dp`
+sets), more time.
 """
 
 from __future__ import annotations
@@ -174,9 +176,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def check(n_eps: int, n_samples: int, **options) -> dict:
-    """`estimate`, or ValueError (one line, with the estimate) when it exceeds `available_memory()`."""
-    found = estimate(n_eps, n_samples, **options)
+def check(n_eps: int, n_samples: int, max_seconds: float | None = None, **options) -> dict:
+    """`estimate` with the memory available, or ValueError when it does not fit (`within`)."""
+    return within(estimate(n_eps, n_samples, **options), n_eps, n_samples, max_seconds)
+
+
+def within(found: dict, n_eps: int, n_samples: int, max_seconds: float | None = None) -> dict:
+    """`found`, an `estimate` (or that of phases run one after another: the largest one's memory, the sum
+    of their times), with "available_bytes", or ValueError (one line, with the estimate) when its memory
+    exceeds `available_memory()` or, given `max_seconds`, when its time (`seconds_at_least`, a lower
+    bound) exceeds it."""
     available = available_memory()
     found["available_bytes"] = available
     if available is not None and found["total_bytes"] > available:
@@ -185,4 +194,9 @@ def check(n_eps: int, n_samples: int, **options) -> dict:
                          f"{_size(available)} available (largest part: {largest}, {_size(found['bytes'][largest])}; "
                          f"{count(n_eps)} eps points, {count(n_samples)} samples per side; it would also take at least "
                          f"{_duration(found['seconds_at_least'])}): use a shorter eps grid or fewer samples")
+    if max_seconds is not None and found["seconds_at_least"] > max_seconds:
+        raise ValueError(f"this audit's {count(n_samples)} samples per side would take at least "
+                         f"{_duration(found['seconds_at_least'])} to draw (at {count(int(SAMPLES_PER_SECOND))} samples "
+                         f"per second per worker, faster than any pipeline measured), more than max_seconds="
+                         f"{max_seconds:g}: use fewer samples or a larger max_seconds")
     return found

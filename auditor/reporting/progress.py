@@ -1,11 +1,16 @@
 """Progress of an audit: every phase counted in samples (tqdm bars on a terminal, else one summary
-line per phase), and the interruption that says what was completed."""
+line per phase and one every `PULSE` seconds of a long one), and the interruption that says what was
+completed."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import time
+from collections.abc import Callable
+
+#: In mode "lines", a phase running longer gets a line (samples so far) every PULSE seconds.
+PULSE = 10.0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -18,27 +23,31 @@ class Interrupted(KeyboardInterrupt):
 
 
 class Progress:
-    """Progress of an audit's phases: tqdm bars counting samples (mode "bars"), one summary line per
-    phase on stderr (mode "lines": samples, seconds, rate) or nothing (mode None).
+    """Progress of an audit's phases: tqdm bars counting samples (mode "bars"), lines (mode "lines": one
+    summary line per phase, with samples, seconds and rate, and one every `PULSE` seconds while a phase
+    runs longer) or nothing (mode None). Lines and notes go to `write` (default: stderr).
 
     A phase opened inside another (the screen's pilot audits) counts in the outer one. The phases
     done and the one under way are kept, so that an interruption can say what was completed.
     """
 
-    def __init__(self, mode: str | None = None):
+    def __init__(self, mode: str | None = None, write: Callable[[str], None] | None = None):
         if mode not in (None, "bars", "lines"):
             raise ValueError(f"progress mode must be None, 'bars' or 'lines', got {mode!r}")
         self.mode, self.done, self.current, self.stopped = mode, [], None, None
+        self.write = write or _stderr
 
     @classmethod
     def auto(cls, progress) -> "Progress":
         """From audit's `progress`: None = bars on a terminal or in a notebook, else lines; True = bars;
-        False = nothing; or a mode name."""
+        False = nothing; a mode name; or a callable, which gets the lines (mode "lines")."""
         if progress is None:
             interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
             return cls("bars" if interactive else "lines")
         if isinstance(progress, bool):
             return cls("bars" if progress else None)
+        if callable(progress):
+            return cls("lines", write=progress)
         return cls(progress)
 
     @contextlib.contextmanager
@@ -55,7 +64,8 @@ class Progress:
 
             bar = tqdm(total=total, desc=name, unit=unit.rstrip("s"), unit_scale=unit == "samples", leave=True,
                        smoothing=0.1)
-        self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar}
+        self.current = current = {"name": name, "unit": unit, "total": int(total), "count": 0, "bar": bar,
+                                  "started": started, "told": started}
         try:
             yield lambda k: self._advance(current, k)
         except BaseException:
@@ -69,17 +79,20 @@ class Progress:
         if self.mode == "lines":
             rate = f" ({count / seconds:,.0f} {unit}/s)" if unit == "samples" and seconds > 0 else ""
             units = unit[:-1] if count == 1 else unit
-            print(f"ndis: {name}: {count:,} {units} in {seconds:.1f} s{rate}", file=sys.stderr, flush=True)
+            self.write(f"ndis: {name}: {count:,} {units} in {seconds:.1f} s{rate}")
 
     def note(self, text: str):
-        """One line on stderr, unless silent."""
+        """One line, unless silent."""
         if self.mode is not None:
-            print(f"ndis: {text}", file=sys.stderr, flush=True)
+            self.write(f"ndis: {text}")
 
-    @staticmethod
-    def _advance(phase: dict, k: int):
+    def _advance(self, phase: dict, k: int):
         phase["count"] += k
         phase["bar"].update(k)
+        if self.mode == "lines" and time.perf_counter() - phase["told"] >= PULSE:
+            phase["told"] = time.perf_counter()
+            self.write(f"ndis: {phase['name']}: {phase['count']:,} of {phase['total']:,} {phase['unit']} so far, "
+                       f"{phase['told'] - phase['started']:.0f} s")
 
     def sampling_rate(self) -> float | None:
         """Samples per second over the sampling phases done (both sides), or None before any."""
@@ -96,6 +109,10 @@ class Progress:
             text = f"after {self.done[-1]['phase']}" if self.done else "before sampling started"
         done = [f"{p['phase']} ({p['count']:,} {p['unit']})" for p in self.done]
         return text + ("; completed: " + ", ".join(done) if done else "; no phase was completed")
+
+
+def _stderr(line: str):
+    print(line, file=sys.stderr, flush=True)
 
 
 class _NoBar:

@@ -61,8 +61,8 @@ class Event:
 class Confirmation:
     """The fresh counts of the event (`k_num` of `n` on the numerator side, `k_den` of `n` on the other)
     and what they give at `level` (`statistics.difference`): whether the claim is `refuted`,
-    `delta_lower`, `eps_lo` and the `p_value`; the unbiased estimate of the event's P(S) - e^eps Q(S)
-    with its standard error."""
+    `delta_lower`, `eps_lo` and the `p_value` (bracketed by `level`: <= `level` exactly when `refuted`);
+    the unbiased estimate of the event's P(S) - e^eps Q(S) with its standard error."""
 
     event: Event
     n: int
@@ -169,12 +169,13 @@ def confirm(event: Event, k_p: int, k_q: int, n: int, level: float) -> Confirmat
                         max(delta_lower, delta) if refuted else delta_lower,  # a rejected d is itself a bound
                         difference.eps_lo(k_num, k_den, n, delta, level, points=[eps]),
                         float(num - np.exp(eps) * den), float(np.hypot(se_num, se_den)),
-                        difference.p_value(k_num, k_den, n, eps, delta))
+                        difference.p_value(k_num, k_den, n, eps, delta, level))
 
 
 def combined_p_value(p_values, levels, alpha: float) -> float:
     """The p-value of a sequence of tests run at `levels` (summing to at most alpha): min_r p_r alpha / level_r,
-    at most 1. It is <= alpha exactly when some p_r <= level_r, and valid (P(<= x) <= x) by the union
-    bound whatever decided which rounds ran, since each round's samples are fresh."""
-    ratios = [p * alpha / level for p, level in zip(p_values, levels)]
+    at most 1. It is <= alpha exactly when some p_r <= level_r (computed as alpha (p_r / level_r), which
+    rounds to at most alpha when p_r <= level_r), and valid (P(<= x) <= x) by the union bound whatever
+    decided which rounds ran, since each round's samples are fresh."""
+    ratios = [alpha * (p / level) for p, level in zip(p_values, levels)]
     return float(min(min(ratios, default=1.0), 1.0))

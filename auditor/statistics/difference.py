@@ -116,17 +116,31 @@ def rejects(k_p: int, k_q: int, n: int, eps: float, d: float, level: float) -> b
     return False
 
 
-def p_value(k_p: int, k_q: int, n: int, eps: float, d: float) -> float:
-    """The smallest level at which `rejects` (1 when none; at least 10^LOG10_P_MIN): bisection on log10."""
+def p_value(k_p: int, k_q: int, n: int, eps: float, d: float, level: float | None = None) -> float:
+    """The smallest level at which `rejects`, rounded up to a level at which it rejects (1 when none; at
+    least 10^LOG10_P_MIN): bisection on log10 to 30 / 2^12 (a relative error below 2%).
+
+    With `level` (a level the test was run at), the bisection is bracketed by it: when the test rejects
+    at `level` the upper end starts at `level` itself, so the p-value is <= `level` exactly when the
+    test rejects there (a refutation at `level` never reports p > `level`); otherwise the lower end
+    starts there and the p-value is > `level`."""
     if not rejects(k_p, k_q, n, eps, d, 1 - 1e-9):
         return 1.0
-    lo, hi = LOG10_P_MIN, 0.0  # rejects at 10^hi, not (or not resolved) at 10^lo
-    if rejects(k_p, k_q, n, eps, d, 10**lo):
+    lo, hi, p = LOG10_P_MIN, 0.0, 1.0  # rejects at p = 10^hi (or 1), not (or not resolved) at 10^lo
+    if level is not None:
+        if rejects(k_p, k_q, n, eps, d, level):
+            hi, p = math.log10(level), float(level)
+        else:
+            lo = math.log10(level)
+    if lo == LOG10_P_MIN and rejects(k_p, k_q, n, eps, d, 10**lo):
         return 10**lo
-    for _ in range(12):  # to 30 / 2^12 in log10: a relative error below 2%
+    for _ in range(12):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if rejects(k_p, k_q, n, eps, d, 10**mid) else (mid, hi)
-    return float(10**hi)
+        if rejects(k_p, k_q, n, eps, d, 10**mid):
+            hi, p = mid, float(10**mid)
+        else:
+            lo = mid
+    return p
 
 
 def delta_lower(k_p: int, k_q: int, n: int, eps: float, level: float) -> float:
@@ -153,7 +167,8 @@ def eps_grid(upto: float) -> np.ndarray:
 def eps_lo(k_p: int, k_q: int, n: int, d: float, level: float, points=()) -> float:
     """The largest point of `eps_grid` (with the fixed `points` added, e.g. the claimed eps) such that
     H0: P - e^eps Q <= d is rejected at `level` there and at every point below; 0 when eps = 0 is not
-    rejected. The mechanism is then not (e, d)-DP for any e < eps_lo, at confidence 1 - level."""
+    rejected. The mechanism is then not (e, d)-DP for any e <= eps_lo (a positive eps_lo is itself
+    rejected), at confidence 1 - level."""
     if k_p == 0 or (k_q > 0 and k_p / n - d <= 0):
         return 0.0
     ceiling = math.log((k_p / n - d) / (k_q / n)) if k_q > 0 else math.log(max(k_p / n - d, 1e-300) * n) + 5.0

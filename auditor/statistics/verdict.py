@@ -103,7 +103,7 @@ class Verdict:
 
     def __str__(self):
         eps, delta, level = f"{self.eps:g}", f"{self.delta:g}", f"{1 - self.alpha:.0%}"
-        p = "" if self.p_value is None else _p_text(self.p_value)
+        p = "" if self.p_value is None else _p_text(self.p_value, self.alpha)
         if self.label == "violation":
             return (f"violation of ({eps}, {delta}): the {level} lower bound on delta({eps}) is {self.lower_bound:.3g} "
                     f"> the claimed {delta} ({p or f'confidence {self.confidence:.4f}'}; {self.direction} direction)")
@@ -153,9 +153,14 @@ class Verdict:
         return asdict(self)
 
 
-def _p_text(p: float) -> str:
-    """"p = 0.12"; "p <= 1e-20" at the end of `_p_value`'s search."""
-    return "p <= 1e-20" if p < 1.0001e-20 else f"p = {min(p, 1.0):.2g}"
+def _p_text(p: float, alpha: float) -> str:
+    """"p = 0.12"; "p <= 1e-20" at the end of `_p_value`'s search. Two significant digits, more when
+    two would put the printed p on the other side of alpha (0.0502 > alpha = 0.05 is not "p = 0.05")."""
+    if p < 1.0001e-20:
+        return "p <= 1e-20"
+    p = min(p, 1.0)
+    digits = next((d for d in range(2, 17) if (float(f"{p:.{d}g}") <= alpha) == (p <= alpha)), 17)
+    return f"p = {p:.{digits}g}"
 
 
 def _duration(seconds: float) -> str:
@@ -208,20 +213,24 @@ def judge(claimed, roc_valid, held, alpha: float, n_select=None) -> Verdict:
 
 def _p_value(rejects, alpha: float) -> float:
     """The smallest level in [1e-20, 1) at which `rejects(level)` holds (monotone: False below some
-    level, True above), by bisection on log10 of the level, rounded up (a level at which it rejects):
-    40 steps between 1e-20 and alpha when it rejects at alpha (log10 p to 2e-11), else 20 between
-    alpha and 1 (to 2e-6); 1 when it rejects at no level below 1."""
+    level, True above), by bisection on log10 of the level, rounded up to a level at which it rejects:
+    40 steps between 1e-20 and alpha when it rejects at alpha (log10 p to 2e-11; alpha itself is the
+    upper end, so p <= alpha exactly when it rejects at alpha), else 20 between alpha and 1 (to 2e-6);
+    1 when it rejects at no level below 1."""
     top = -1e-9  # log10 of a level just below 1 (each side of each event at just below 1/4)
     if rejects(alpha):
-        lo, hi, steps = -20.0, float(np.log10(alpha)), 40
+        lo, hi, steps, p = -20.0, float(np.log10(alpha)), 40, float(alpha)
     elif rejects(10**top):
-        lo, hi, steps = float(np.log10(alpha)), top, 20
+        lo, hi, steps, p = float(np.log10(alpha)), top, 20, float(10**top)
     else:
         return 1.0
     for _ in range(steps):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if rejects(10**mid) else (mid, hi)
-    return float(10**hi)
+        if rejects(10**mid):
+            hi, p = mid, float(10**mid)
+        else:
+            lo = mid
+    return p
 
 
 def _plug_in(held, threshold, eps, direction) -> tuple[float, float]:

@@ -61,3 +61,15 @@ def test_an_address_space_limit_lowers_the_memory_available():
     assert 0 < available < 4 * 2**30
     unlimited = budget.available_memory()
     assert unlimited is None or unlimited > 0
+
+
+def test_an_audit_longer_than_max_seconds_is_refused_with_the_estimate():
+    # one worker draws at most SAMPLES_PER_SECOND = 10^6 samples per second: 2 x 10^10 samples take at
+    # least 2 x 10^4 s, and the 41 eps points 0.41 s more
+    sizes = budget.split(10**10)
+    with pytest.raises(ValueError, match=r"^this audit's 10,000,000,000 samples per side would take at least 5.56 h "
+                                         r"to draw .*more than max_seconds=3600: use fewer samples or a larger "
+                                         r"max_seconds$"):
+        budget.check(41, 10**10, 3600, sizes=sizes, n_jobs=1)
+    assert budget.check(41, 10**10, 20_001, sizes=sizes, n_jobs=1)["seconds_at_least"] == pytest.approx(20_000.41)
+    assert budget.check(41, 10**10, None, sizes=sizes, n_jobs=1)["seconds_at_least"] > 3600

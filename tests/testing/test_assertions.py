@@ -3,13 +3,14 @@ AssertionError carrying the report and the evidence when it is refuted, replays 
 prints, takes (eps, delta), mu or a curve, and knows whether the pytest plugin counts it."""
 
 import re
+import types
 import warnings
 
 import numpy as np
 import pytest
 
 from ndis.auditor import AuditReport
-from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, family
+from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, assertions, family
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +50,43 @@ def test_a_refuted_claim_raises_with_the_evidence_and_the_report():
     assert again.value.report.info["sequential"]["rounds"] == error.report.info["sequential"]["rounds"]
 
 
+@pytest.fixture(scope="module")
+def refuted() -> PrivacyViolation:
+    """A refutation (the inputs 0 and 3: true eps 3, claimed 1), made once for the tests of its message."""
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
+    return caught.value
+
+
+def _with(report, **sequential):
+    """A stand-in for `report` whose info["sequential"] has the given entries replaced."""
+    return types.SimpleNamespace(info={**report.info, "sequential": {**report.info["sequential"], **sequential}})
+
+
+@pytest.mark.parametrize("level", [0.05, 0.05 / 3, 0.05 / 33, 1e-4 / 7])
+def test_the_printed_p_value_of_a_refutation_is_never_above_the_printed_level(refuted, level):
+    # a refutation's p-value is <= its level (tests/auditor/statistics/test_confirmation.py); printed,
+    # p = level itself must not round above it (0.05 / 33 with 3 digits against 4: 0.00152 > 0.001515)
+    for p in (level, level * (1 - 1e-9), level / 1.0004):
+        first = assertions.message(_with(refuted.report, p_value=p), "(1, 0)-DP", level).splitlines()[0]
+        printed_level, printed_p = (float(v) for v in re.search(r"at level (\S+) \(p = (\S+)\)", first).groups())
+        assert printed_p <= printed_level
+
+
+def test_the_message_says_up_to_eps_lo_when_eps_lo_itself_is_rejected(refuted):
+    # every grid point up to and including a positive eps_lo is rejected (statistics.difference.eps_lo),
+    # and so is the refuted claim's own eps: "for any eps <= eps_lo" there, "<" only when eps_lo = 0
+    # and the test did not reach it (nothing rejected at 0)
+    text = str(refuted)
+    eps_lo = float(re.search(r"eps_lo = ([0-9.]+)", text).group(1))
+    assert eps_lo > 0 and f"-DP for any eps <= {eps_lo:.4g};" in text
+    c = refuted.report.info["sequential"]["rounds"][-1]["confirmation"]
+    for event_eps, eps_lo, sign in ((0.0, 0.0, "<="), (1.0, 0.0, "<"), (1.0, 1.0, "<=")):
+        rounds = [{"confirmation": {**c, "eps_lo": eps_lo, "event": {**c["event"], "eps": event_eps}}}]
+        line = assertions.message(_with(refuted.report, rounds=rounds), "claim", 0.05).splitlines()[1]
+        assert f"for any eps {sign} {eps_lo:.4g};" in line
+
+
 def test_a_gaussian_dp_claim_and_a_curve_claim():
     def gaussian(data, n, rng):  # x + N(0, 1) on 0 and 2: exactly 2-GDP
         return np.asarray(data, float)[0] + rng.standard_normal((n, 1))
@@ -63,6 +101,22 @@ def test_a_gaussian_dp_claim_and_a_curve_claim():
     assert report.verdict != "violation"
 
 
+def test_an_audit_too_long_for_a_test_is_refused_before_any_sample():
+    # 10^10 samples per side on one worker: at least 2 x 10^4 s (core.budget), above MAX_SECONDS = 3600;
+    # the refusal comes before the mechanism is called, and max_seconds=None lifts it
+    def never(data, n, rng):
+        raise RuntimeError("sampled")
+
+    pair = np.array([0.0]), np.array([1.0])
+    with pytest.raises(ValueError, match=r"^this audit's 10,000,000,000 samples per side would take at least "
+                                         r"5.56 h to draw .*max_seconds=3600: use fewer samples"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1)
+    with pytest.raises(ValueError, match="max_seconds=60:"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**8, n_jobs=1, max_seconds=60)
+    with pytest.raises(RuntimeError, match="sampled"):
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1, max_seconds=None)
+
+
 @pytest.mark.parametrize("claim, match", [({}, "exactly one"), ({"eps": 1.0, "mu": 1.0}, "exactly one"),
                                           ({"mu": 1.0, "delta": 1e-5}, "delta goes with eps"),
                                           ({"eps": -1.0}, "claimed eps"), ({"eps": 1.0, "delta": 1.5}, "claimed delta")])
@@ -75,8 +129,8 @@ def test_inside_a_counted_test_the_family_sets_level_and_seed():
     f = family.Family(0.05, 3, "--ndis-seed", {"t::a": 1})
     token = f.enter("t::a")
     try:
-        with pytest.raises(ValueError, match="--ndis-alpha"):
-            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, alpha=0.01)
+        with pytest.raises(ValueError, match=r"more than this test's share .* = 0.05: remove alpha= .*--ndis-alpha"):
+            assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, alpha=0.06)
         report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, scorer="quadratic")
     finally:
         f.leave(token)

@@ -73,6 +73,17 @@ def test_the_running_test_is_known_only_inside_enter_and_leave():
     assert family.current() is None
 
 
+def test_a_test_run_again_replays_its_seeds_and_counts_its_last_attempt_once():
+    f = _family()
+    for attempt in ("first", "rerun"):
+        token = f.enter("t::b")
+        slot = family.current()
+        assert [slot.next_seed(), slot.next_seed()] == [family.test_seed(11, "t::b", i) for i in (0, 1)]
+        slot.record({"attempt": attempt, "p_value": 0.5})
+        f.leave(token)
+    assert [(r["test"], r["index"], r["attempt"]) for r in f.records] == [("t::b", 1, "rerun")]
+
+
 def test_holm_names_session_failures_and_the_summary_is_written_atomically(tmp_path):
     f = _family(**{"t::a": 1, "t::b": 1, "t::c": 1})
     for nodeid, p, failed in (("t::a", 0.015, True), ("t::b", 0.024, False), ("t::c", 0.5, False)):

@@ -3,7 +3,10 @@ audits and imports nothing heavy; it counts the declared audits, gives each alph
 the session seed and the node id, fails a test on a refuted claim with the evidence in the report
 (and in JUnit XML), writes the JSON summary, and names Holm's session-level failures."""
 
+import inspect
 import json
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -24,6 +27,15 @@ def laplace(data, n, rng):
 PAIR = np.array([0.0]), np.array([1.0])
 SMALL = dict(n_samples=4_000, scorer="quadratic")
 '''
+
+
+@pytest.fixture(scope="module", autouse=True)
+def audit_modules_imported():
+    """One small audit outside the sessions below, so that the modules an audit imports on first use
+    (scipy's, scikit-learn's, pandas) are imported once and shared by them, as numpy is above."""
+    namespace = {}
+    exec(MECHANISM, namespace)
+    namespace["assert_dp"](namespace["laplace"], *namespace["PAIR"], eps=3.0, seed=0, **namespace["SMALL"])
 
 
 def _summary(pytester, name="summary.json"):
@@ -59,6 +71,7 @@ def test_not_an_audit():
     result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=5", "--ndis-alpha=0.06",
                                 "--ndis-summary=summary.json")
     result.assert_outcomes(passed=3)
+    assert "ndis: " not in result.stdout.str()  # audits shorter than --ndis-progress-after (30 s) show no progress
     result.stdout.fnmatch_lines(["*3 of 3 declared audit(s) ran, each at level 0.06 / 3 = 0.02*",
                                  "*session seed 5 (--ndis-seed): --ndis-seed 5 replays every audit*"])
     summary = _summary(pytester)
@@ -86,6 +99,63 @@ def test_wrong_claim(assert_dp):
     assert first[0]["failed"] and first == [dict(second[0], seconds=first[0]["seconds"])]
 
 
+def test_the_replay_line_runs_as_printed_in_the_same_counted_test(pytester):
+    # a refutation in a session of 3 counted audits prints its replay line; added to the same call
+    # (`...` stands for the call's own arguments), in the same test, it replays the same audit both in
+    # that session and with the test run alone (K = 1), where the level the line gives is below alpha / K
+    call = "laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL"
+    others = "\n@pytest.mark.dp_audit(audits=2)\ndef test_other():\n    pass\n"
+    pytester.makepyfile(test_replay=MECHANISM + f"\ndef test_wrong_claim(assert_dp):\n    assert_dp({call})\n" + others)
+    first = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", "--ndis-summary=s0.json")
+    first.assert_outcomes(failed=1, passed=1)
+    line = re.search(r"replay: (assert_dp\(.*\))$", first.stdout.str(), flags=re.M).group(1)
+    (original,) = _summary(pytester, "s0.json")["audits"]
+    pasted = f"\ndef test_wrong_claim(assert_dp):\n    {line.replace('...', call)}\n"
+    for name, text in (("same_session", pasted + others), ("alone", pasted)):
+        pytester.makepyfile(test_replay=MECHANISM + text)
+        again = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", f"--ndis-summary={name}.json")
+        again.stdout.fnmatch_lines(["*PrivacyViolation: (0.5, 0)-DP of laplace is refuted at level 0.01667*"])
+        (replayed,) = _summary(pytester, f"{name}.json")["audits"]
+        assert replayed == dict(original, seconds=replayed["seconds"])
+    assert "alpha=0.016666666666666666, seed=" in line  # the level 0.05 / 3 exactly
+
+
+def test_a_rerun_test_counts_once_and_the_session_ends_with_its_summary(pytester):
+    # pytest-rerunfailures runs a failed test again: the rerun replays the same seed, and the session
+    # ends with its summary line and JSON holding one record per declared audit, the last attempt's
+    pytester.makepyfile(MECHANISM + '''
+def test_wrong_claim(assert_dp):
+    assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL)
+''')
+    once = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9", "--ndis-summary=once.json")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "rerunfailures", "--reruns=1", "--ndis-seed=9",
+                                "--ndis-summary=rerun.json")
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("rerun")) == (1, 1) and result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 of 1 declared audit(s) ran*1 refuted their claim*", "*wrote rerun.json*"])
+    (first,), (record,) = _summary(pytester, "once.json")["audits"], _summary(pytester, "rerun.json")["audits"]
+    assert record == dict(first, seconds=record["seconds"])
+    assert "ValueError" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_long_audit_shows_its_progress_without_s(pytester):
+    # the audit's lines reach the terminal past pytest's capture: with --ndis-progress-after 0 every
+    # audit is "long", and the lines of a passing test (whose captured output pytest never shows) are in
+    # the session's output (with the default, 30 s, short audits show none: the test below)
+    pytester.makepyfile(MECHANISM + '''
+def test_audit(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+''')
+    shown = pytester.runpytest("-p", "no:cacheprovider", "--ndis-progress-after=0")
+    shown.assert_outcomes(passed=1)
+    shown.stdout.fnmatch_lines(["ndis: test_a_long_audit_shows_its_progress_without_s.py::test_audit: assert_dp of "
+                                "(3, 0)-DP has run 0 s; its progress follows (--ndis-progress-after 0)",
+                                "ndis: round 1 of 1: a screening audit of 1,000 samples per side, then up to 3,000 "
+                                "to confirm",
+                                "ndis: training samples on D: 500 samples in *",
+                                "ndis: round 1: confirmation samples on D': 2,000 samples in *"])
+
+
 def test_an_undeclared_second_audit_fails_the_test(pytester):
     pytester.makepyfile(MECHANISM + '''
 def test_two(assert_dp):
@@ -95,6 +165,27 @@ def test_two(assert_dp):
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*UndeclaredAudit*declared 1 audit(s)*dp_audit(audits=2)*"])
+
+
+def test_a_failing_audit_shows_no_frame_of_ndis(pytester):
+    # pytest's long traceback shows each frame's source up to the raise: the failures must end at the
+    # test's own call, with no line of ndis's source files and no path into them
+    pytester.makepyfile(MECHANISM + '''
+def test_wrong_claim(assert_dp):
+    assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=0.5, **SMALL)
+
+def test_two(assert_dp):
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+    assert_dp(laplace, *PAIR, eps=3.0, **SMALL)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ndis-seed=9")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "PrivacyViolation: (0.5, 0)-DP of laplace is refuted" in out and "UndeclaredAudit: " in out
+    for module in (assertions, family):
+        assert pathlib.Path(module.__file__).name not in out
+        source = {line.strip() for line in inspect.getsource(module).splitlines() if len(line.strip()) > 15}
+        assert not [line for line in out.splitlines() if line.lstrip(">E ").strip() in source]
 
 
 def test_a_bad_marker_is_a_usage_error(pytester):

@@ -7,10 +7,15 @@ import warnings
 
 import numpy as np
 
-from ndis.testing import family
+from ndis.testing import family, terminal
 
 #: The most samples per side an assert_dp audit draws by default.
 DEFAULT_SAMPLES = 100_000
+#: The longest an assert_dp audit may be estimated to take, as `ndis.audit`'s `max_seconds`: the job of
+#: docs/testing/github-actions.yml stops after 60 minutes, and the estimate is a lower bound (10^6 samples
+#: per second per worker), so an audit estimated above it cannot finish there; n_samples=10**12 is
+#: estimated at 11.6 days on 2 cores.
+MAX_SECONDS = 3600.0
 
 
 class PrivacyViolation(AssertionError):
@@ -27,6 +32,7 @@ class UncountedAudit(UserWarning):
 
 def _claim(eps, delta, mu, curve):
     """(what audit's `claimed` takes, its name) from exactly one of eps (with delta), mu or curve."""
+    __tracebackhide__ = True  # pytest shows the user's call, not ndis's frames (also in assert_dp, Slot.next_seed)
     given = [name for name, value in (("eps", eps), ("mu", mu), ("curve", curve)) if value is not None]
     if len(given) != 1:
         raise ValueError(f"give the claim as exactly one of eps (with delta), mu (Gaussian DP) or curve "
@@ -46,7 +52,7 @@ def _claim(eps, delta, mu, curve):
 
 def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *, mu: float | None = None,
               curve=None, n_samples: int = DEFAULT_SAMPLES, alpha: float | None = None, seed=None, grid=None,
-              **options):
+              max_seconds: float | None = MAX_SECONDS, **options):
     """Audit `mech` on (D, D') sequentially against a claim; return the AuditReport when the claim stands,
     raise `PrivacyViolation` (an AssertionError whose `report` is the AuditReport) when it is refuted.
 
@@ -57,20 +63,33 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     draw per side; the audit stops as soon as the claim is refuted, or when going on is futile
     (`ndis.auditor.sequential`), and `report.info["samples_used"]` says how many it drew.
 
+    Before any work the audit's cost is estimated as `ndis.audit` estimates it (`core.budget`: memory,
+    and a lower bound on the time when the claim holds and every round runs to its end); an audit that
+    needs more memory than is available, or more than `max_seconds` (default `MAX_SECONDS`, an hour;
+    None: no limit), is refused with a one-line ValueError. Under pytest an audit that runs longer than
+    --ndis-progress-after seconds (default 30) shows its progress on the terminal, without -s
+    (`ndis.testing.terminal`); elsewhere progress is off unless asked for (`progress=`).
+
     Level and seed: in a test the ndis pytest plugin counts (marked `@pytest.mark.dp_audit` or using
     the `assert_dp` fixture), the session's alpha / K and a seed derived from the session seed and the
-    test's node id (`ndis.testing.family`); `alpha` may not be given there. Elsewhere `alpha` (default
-    0.05) and `seed` (default fresh entropy). The failure message gives the seed that replays the audit.
-    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, ...); progress
-    is off unless asked for.
+    test's node id (`ndis.testing.family`); an `alpha` given there may not exceed alpha / K (a smaller
+    one spends less of the session's budget). Elsewhere `alpha` (default 0.05) and `seed` (default fresh
+    entropy). The failure message's "replay" line gives the level and the seed that replay the audit:
+    added to the same call, in the same test (counted or not, also run alone), it runs as printed.
+    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, progress, ...).
+
+    A failure shows no frame of ndis in pytest's traceback (`__tracebackhide__`): it ends at the test's call.
     """
+    __tracebackhide__ = True
     claimed, name = _claim(eps, delta, mu, curve)
     slot = family.current()
     if slot is not None:
-        if alpha is not None:
-            raise ValueError("inside a test counted by the ndis pytest plugin the level is the session's alpha / K: "
-                             "set the session's budget with --ndis-alpha, not alpha=")
-        alpha, test_seed = slot.level, slot.next_seed()
+        if alpha is not None and alpha > slot.level:
+            raise ValueError(f"alpha={alpha!r} is more than this test's share of the session's error budget, "
+                             f"--ndis-alpha / K = {slot.family.alpha:g} / {slot.family.size} = {slot.level!r}: "
+                             "remove alpha= (set the session's budget with --ndis-alpha)")
+        alpha = slot.level if alpha is None else alpha
+        test_seed = slot.next_seed()
         seed = test_seed if seed is None else seed
     else:
         alpha = family.DEFAULT_ALPHA if alpha is None else alpha
@@ -81,13 +100,13 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
     from ndis.auditor import audit
 
     started = time.perf_counter()
-    options.setdefault("progress", False)
+    options.setdefault("progress", terminal.progress(f"assert_dp of {name}") or False)
     if grid is not None:
         options["eps"] = grid
     elif isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can certify) past eps
         options["eps"] = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)
     report = audit(mech, D, D_prime, n_samples=n_samples, seed=seed, alpha=alpha, claimed=claimed, sequential=True,
-                   **options)
+                   max_seconds=max_seconds, **options)
     refuted = report.verdict == "violation"
     if slot is not None:
         slot.record(_record(report, name, alpha, refuted, time.perf_counter() - started))
@@ -102,10 +121,13 @@ def _round(report) -> dict:
 
 
 def _replay(report, alpha) -> str:
+    """The call that replays the audit, `...` standing for the test's own arguments: the exact level (a
+    counted test accepts it, being at most the test's share in the session that printed it and in any
+    session with fewer audits, such as the test run alone) and the seed."""
     seed = report.info["seed"]
     value = seed["entropy"] if not seed["spawn_key"] else f"numpy.random.SeedSequence({seed['entropy']}, " \
                                                           f"spawn_key={tuple(seed['spawn_key'])})"
-    return f"assert_dp(..., alpha={alpha:.6g}, seed={value})"
+    return f"assert_dp(..., alpha={float(alpha)!r}, seed={value})"
 
 
 def _event(c: dict) -> str:
@@ -117,14 +139,22 @@ def _event(c: dict) -> str:
             f"+- {c['estimate_se']:.2g})")
 
 
+def _up_to(c: dict) -> str:
+    """"<=" when the confirmation `c` rejected eps_lo itself (a positive eps_lo is a rejected point of the
+    grid, `statistics.difference.eps_lo`, and a refuted claim's own eps is rejected), else "<"."""
+    return "<=" if c["eps_lo"] > 0 or (c["refuted"] and c["eps_lo"] == c["event"]["eps"]) else "<"
+
+
 def message(report, name: str, alpha: float) -> str:
-    """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed."""
+    """The failure message: the refuted claim, eps_lo, the event, the samples used and the replaying seed.
+    The level and the p-value (<= it, `statistics.confirmation.combined_p_value`) are rounded alike, so
+    the printed p-value is never above the printed level."""
     c = _round(report)["confirmation"]
     e, s = c["event"], report.info["sequential"]
     mechanism = report.info.get("mechanism", "the mechanism")
     return "\n".join([
-        f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.3g})",
-        f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps < {c['eps_lo']:.4g}; "
+        f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.4g})",
+        f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps {_up_to(c)} {c['eps_lo']:.4g}; "
         f"delta({e['eps']:g}) >= {c['delta_lower']:.4g} > {e['delta']:g}",
         f"  event: {_event(c)}",
         f"  samples used: {s['samples_used']:,} per side of {s['budget']:,} ({s['reason']})",

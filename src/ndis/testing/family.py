@@ -18,7 +18,8 @@ p-value p_i (P(p_i <= x) <= x when its claim holds). So
 
 Seeds: every audit's seed is derived from the session seed and the test's node id (and the audit's
 index within the test), so a session seed replays the whole session and a test's seed replays its
-audit. The session seed is --ndis-seed, else $NDIS_SEED, else 0 on a CI runner ($CI set, as on
+audit. A test rerun in the session (pytest-rerunfailures) replays the same seeds, and only its last
+attempt's records count (`Family.enter`). The session seed is --ndis-seed, else $NDIS_SEED, else 0 on a CI runner ($CI set, as on
 GitHub Actions), else fresh entropy; it is recorded in the summary.
 
 Nothing here imports more than the standard library: the plugin that imports it is loaded in every
@@ -114,7 +115,12 @@ class Family:
             _ACTIVE.remove(self)
 
     def enter(self, nodeid: str):
-        """Make `nodeid` the running test (a token for `leave`)."""
+        """Make `nodeid` the running test (a token for `leave`). A test that runs again in the session (a
+        failed test rerun by pytest-rerunfailures or any rerun hook) starts afresh: its audits get the
+        same seeds again and the records of its earlier attempt are dropped, so that each declared audit
+        counts once, with the last attempt's record: the attempt whose outcome pytest reports, and, the
+        seed being the same, the same audit (unless the mechanism ignores the seed)."""
+        self.records = [record for record in self.records if record["test"] != nodeid]
         return _CURRENT.set(Slot(self, nodeid))
 
     @staticmethod
@@ -170,6 +176,7 @@ class Slot:
 
     def next_seed(self) -> int:
         """The seed of the test's next audit; UndeclaredAudit beyond the declared number."""
+        __tracebackhide__ = True  # pytest's traceback of an UndeclaredAudit ends at the test's call
         allowed = self.family.declared[self.nodeid]
         if self.used >= allowed:
             raise UndeclaredAudit(f"{self.nodeid} declared {allowed} audit(s) and makes another; declare them all "

@@ -5,14 +5,19 @@ and pytest, and changes nothing unless a test audits: it adds the marker `dp_aud
 fixture `assert_dp` and the options below. When collection is done it counts the K audits declared
 by the selected tests and gives each the level alpha / K (`ndis.testing.family`); at the end of the
 session it runs Holm's step-down over the audits' p-values, prints a summary line and, with
---ndis-summary, writes every audit's evidence, seed and samples used as JSON.
-"""
+--ndis-summary, writes every audit's evidence, seed and samples used as JSON. A test rerun in the
+session (pytest-rerunfailures) replays its seeds and counts once, with its last attempt's records.
+An audit that runs longer than --ndis-progress-after seconds shows its progress on the terminal
+without -s (`ndis.testing.terminal`)."""
 
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 
 from ndis.testing import family as family_module
+from ndis.testing import terminal
 
 _FAMILY = pytest.StashKey()
 MARKER = "dp_audit"
@@ -32,6 +37,9 @@ def pytest_addoption(parser):
                          "used, seed) to PATH")
     group.addoption("--ndis-no-holm", action="store_true",
                     help="do not run Holm's step-down over the audits' p-values at the end of the session")
+    group.addoption("--ndis-progress-after", type=float, default=terminal.AFTER, metavar="SECONDS",
+                    help=f"show the progress of an audit on the terminal, without -s, once it has run SECONDS "
+                         f"(default {terminal.AFTER:g}; 0: every audit's)")
 
 
 def pytest_configure(config):
@@ -66,17 +74,32 @@ def pytest_collection_finish(session):
     family.activate()
 
 
+def _terminal(item) -> terminal.Terminal | None:
+    """The test's `terminal.Terminal`: a line written through the terminal reporter with pytest's capture
+    suspended (None without a terminal reporter: `-p no:terminal`)."""
+    config = item.config
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return None
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def write(line: str):
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.write_line(line)
+
+    return terminal.Terminal(write, item.nodeid, config.option.ndis_progress_after)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    family = item.config.stash.get(_FAMILY, None)
-    if family is None or item.nodeid not in family.declared:
+    with contextlib.ExitStack() as stack:
+        found = _terminal(item)
+        if found is not None:
+            stack.callback(found.remove, found.install())
+        family = item.config.stash.get(_FAMILY, None)
+        if family is not None and item.nodeid in family.declared:
+            stack.callback(family.leave, family.enter(item.nodeid))
         yield
-        return
-    token = family.enter(item.nodeid)
-    try:
-        yield
-    finally:
-        family.leave(token)
 
 
 @pytest.fixture

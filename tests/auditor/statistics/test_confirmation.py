@@ -5,7 +5,7 @@ delta_lower and the p-value agree, the power prediction matches simulation, and 
 import numpy as np
 import pytest
 
-from ndis.auditor.statistics import confirmation, difference, histogram
+from ndis.auditor.statistics import confirmation, difference, histogram, spending
 
 
 def _event(eps=0.5, delta=0.0, direction="forward", threshold=0.0):
@@ -36,8 +36,8 @@ def test_refutation_delta_lower_eps_lo_and_the_p_value_agree():
         c = confirmation.confirm(_event(eps, delta), k_p, k_q, n, level)
         # the failure message's one statement: delta(eps) >= delta_lower > delta exactly when refuted
         assert c.refuted == (c.delta_lower > delta) or (c.refuted and c.delta_lower == delta)
-        # the p-value: refuted at `level` exactly when p <= level (bisection to 2% in the level)
-        assert (c.p_value <= level) == c.refuted or abs(np.log(c.p_value / level)) < 0.05
+        # the p-value: refuted at `level` exactly when p <= level (the bisection is bracketed by the level)
+        assert (c.p_value <= level) == c.refuted
 
 
 @pytest.mark.parametrize("num, den, n", [(0.3, 0.12, 2_000), (0.05, 0.012, 20_000), (0.6, 0.3, 500)])
@@ -56,9 +56,22 @@ def test_the_combined_p_value_is_the_bonferroni_minimum():
     levels = [0.001, 0.003, 0.016]
     assert confirmation.combined_p_value([0.5, 0.002, 0.2], levels, 0.02) == pytest.approx(0.002 * 0.02 / 0.003)
     assert confirmation.combined_p_value([], [], 0.05) == 1.0
+    # a test rejecting at exactly its level gives alpha, not one unit in the last place above it
+    # (0.1 * 0.05 / 0.1 is 0.05000000000000001 in floating point)
+    assert confirmation.combined_p_value([0.1], [0.1], 0.05) <= 0.05
     # <= alpha exactly when some round's p-value is below its level
     for ps in ([0.0011, 0.0031, 0.017], [0.0009, 1.0, 1.0], [1.0, 1.0, 0.016]):
         assert (confirmation.combined_p_value(ps, levels, 0.02) <= 0.02) == any(p <= a for p, a in zip(ps, levels))
+
+
+def test_a_refuting_look_combines_to_a_p_value_at_most_alpha():
+    # the refutation of issue 39 that printed "refuted at level 0.05 (p = 0.0502)": round 1, look 1 of a
+    # sequential audit of 10^5 samples per side at alpha 0.05, the event's counts 782 and 217 of 1,500
+    alpha = 0.05
+    level = spending.schedule(100_000, alpha)[0].looks[0].level / confirmation.EVENTS
+    c = confirmation.confirm(_event(eps=1.0), k_p=782, k_q=217, n=1_500, level=level)
+    assert c.refuted and c.p_value <= level
+    assert confirmation.combined_p_value([c.p_value], [c.level], alpha) <= alpha
 
 
 def test_the_event_is_the_one_that_carries_the_violation():

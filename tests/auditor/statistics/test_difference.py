@@ -76,6 +76,28 @@ def test_the_p_value_delta_lower_and_eps_lo_invert_the_test():
             assert e_lo >= eps  # the test is monotone in eps here: every point below the claim is rejected too
 
 
+def test_the_p_value_bracketed_by_the_level_is_at_most_it_exactly_when_the_test_rejects():
+    # the counts of a refutation that printed p = 0.0502 at level 0.05 (issue 39): the test rejects at
+    # the level, the unbracketed bisection rounded the p-value up past it (1.0046 x the level)
+    level = 1.0412328196584755e-05  # the first look's level / 2 of a budget of 10^5 at alpha 0.05
+    assert difference.rejects(782, 217, 1_500, 1.0, 0.0, level)
+    assert difference.p_value(782, 217, 1_500, 1.0, 0.0, level) <= level
+    rng = np.random.default_rng(4)
+    for _ in range(12):
+        n = int(rng.integers(200, 5_000))
+        k_q = int(rng.integers(0, n // 3))
+        k_p = int(rng.integers(k_q, min(n, 3 * k_q + 50) + 1))
+        eps, d = float(rng.uniform(0, 1.5)), float(rng.choice([0.0, 1e-3]))
+        level = float(10 ** rng.uniform(-6, -1))
+        p = difference.p_value(k_p, k_q, n, eps, d, level)
+        assert (p <= level) == difference.rejects(k_p, k_q, n, eps, d, level)
+        if 10**difference.LOG10_P_MIN < p < 1:
+            # valid and resolved: a level at which the test rejects, and none 1.7% below it (the
+            # bisection's last step is at most 30 / 2^12 in log10, a factor 1.0170)
+            assert difference.rejects(k_p, k_q, n, eps, d, p)
+            assert not difference.rejects(k_p, k_q, n, eps, d, p / 1.0171)
+
+
 def test_eps_lo_is_zero_without_evidence():
     assert difference.eps_lo(0, 0, 1_000, 0.0, 0.05) == 0.0
     assert difference.eps_lo(100, 100, 1_000, 0.0, 0.05) == 0.0

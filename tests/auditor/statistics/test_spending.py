@@ -1,6 +1,9 @@
 """The rounds and looks of a sequential audit (auditor.statistics.spending): the budget and alpha are
 spent exactly, in the stated shares, and small budgets merge rounds or are refused."""
 
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -39,3 +42,33 @@ def test_a_small_budget_merges_the_first_rounds_into_the_next():
 def test_bad_budgets_and_levels_are_refused(n, alpha, match):
     with pytest.raises(ValueError, match=match):
         spending.schedule(n, alpha)
+
+
+def _documented_schedules():
+    """The rows of docs/testing/README.md's table of rounds and looks: (smallest n, largest n or None,
+    round shares, looks, alpha shares), the shares as printed."""
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "testing" / "README.md").read_text()
+    row = r"^\| (?:from )?([0-9,]+)(?: to ([0-9,]+))? \| ([^|]+) \| (\d) \| ([^|]+) \|$"
+    return [(int(low.replace(",", "")), int(high.replace(",", "")) if high else None, rounds.split(", "), int(looks),
+             alphas.split(", ")) for low, high, rounds, looks, alphas in re.findall(row, docs, flags=re.M)]
+
+
+def test_the_documented_rounds_and_looks_are_the_schedule():
+    # docs/testing/README.md states the rounds, looks and alpha shares for every budget; the table is read
+    # and checked at both ends of each row (each share to the digits printed), and below the first row
+    # the budget is refused
+    rows = _documented_schedules()
+    assert [row[1] is None for row in rows] == [False] * (len(rows) - 1) + [True] and len(rows) >= 3
+    with pytest.raises(ValueError, match="at least"):
+        spending.schedule(rows[0][0] - 1, 0.05)
+    for (low, high, shares, looks, alphas), following in zip(rows, rows[1:] + [None]):
+        assert following is None or following[0] == high + 1
+        for n in (low, high or 10**7):
+            rounds = spending.schedule(n, 0.05)
+            printed = [float(share.rstrip("%")) for share in shares]
+            assert np.allclose([100 * r.samples / n for r in rounds], printed, rtol=1e-3)
+            levels = [look.level for r in rounds for look in r.looks]
+            assert len(levels) == looks and len(alphas) == looks
+            for level, text in zip(levels, alphas):
+                digits = len(text.rstrip("%").partition(".")[2])
+                assert abs(100 * level / 0.05 - float(text.rstrip("%"))) <= 0.5 * 10**-digits + 1e-9

@@ -15,9 +15,10 @@ from ndis.auditor.statistics.spectrum import empirical_roc
 def test_the_p_value_is_the_smallest_rejecting_level():
     for threshold in (1e-12, 0.003, 0.05, 0.123, 0.9):
         p = verdict._p_value(lambda level: level >= threshold, 0.05)
-        # log10 p to 2e-11 below alpha, to 2e-6 above; rounded up to a rejecting level
+        # log10 p to 2e-11 below alpha, to 2e-6 above; rounded up to a rejecting level, and <= alpha
+        # exactly when it rejects at alpha (alpha itself, not 10**log10(0.05), one unit in the last place less)
         assert p == pytest.approx(threshold, rel=1e-5 if threshold > 0.05 else 1e-9)
-        assert p >= threshold or threshold == 0.05  # 10**log10(0.05) is 0.05 less one unit in the last place
+        assert p >= threshold and (p <= 0.05) == (threshold <= 0.05)
     assert verdict._p_value(lambda level: False, 0.05) == 1.0
     assert verdict._p_value(lambda level: True, 0.05) == pytest.approx(1e-20, rel=1e-9)
 
@@ -61,6 +62,10 @@ def test_what_each_label_says():
     assert text.startswith("no violation found of (0.2, 0.001): the 95% lower bound on delta(0.2) is 0, not above "
                            "the claimed 0.001")
     assert "detectable floor 1.3e-05" in text and text.endswith("not a proof of privacy")
+
+    # the printed p-value stays on its side of alpha: not "p = 0.05 <= 0.2 but > alpha = 0.05"
+    assert "(p = 0.0502 <= 0.2 but > alpha = 0.05;" in str(dataclasses.replace(quiet, p_value=0.0502))
+    assert "(p = 0.05000001 <= 0.2" in str(dataclasses.replace(quiet, p_value=0.05000001))
 
     hint = dataclasses.replace(quiet, p_value=0.11)
     z = 2.2414 + 0.8416                      # z_{alpha/4} + z_{0.2}

@@ -26,7 +26,7 @@ from .isit18 import (entry_flip_eigenvalues, isit18_column_bound, isit18_mi_epsi
                      mi_noise_variance, rp_noise_variance)
 from .leverage import augment, leverages, ols_fit, ols_sensitivities, residual_shares, split_regression
 from .masking import chi2_pair_delta, cor35_sigma, ncx2_logpdf, thm32_sigma, thm34_sigma, wishart_clt
-from .pld import PLDProfile, from_pld
+from .pld import DiscretizationWarning, PLDProfile, from_pld
 from .profile import PrivacyProfile, WorstCase
 from .quadratic_loss import QuadraticLoss
 from .rdp_conversion import rdp_delta, rdp_to_dp
@@ -44,7 +44,7 @@ from .zoo import (discrete_delta, discrete_epsilon, gaussian_shift_delta, laplac
                   svt_outcomes, svt_probabilities)
 
 __all__ = [
-    "ExactALSSpectrum", "GaussianLaw", "GaussianLosses", "GaussianPair", "PLDProfile", "PoissonSubsampled",
+    "DiscretizationWarning", "ExactALSSpectrum", "GaussianLaw", "GaussianLosses", "GaussianPair", "PLDProfile", "PoissonSubsampled",
     "PrivacyProfile", "QuadraticLoss", "Spectrum", "WithoutReplacement", "WorstCase", "als_delta",
     "als_exact_delta", "als_log_delta", "als_pair", "augment", "chi2_pair_delta", "classic_gaussian_sigma",
     "compose", "cor35_sigma", "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues",

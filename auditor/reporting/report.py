@@ -71,6 +71,24 @@ def _few_ticks(*axes):
                 side.set_major_locator(MaxNLocator(nbins=4))
 
 
+def _legend_below(figure):
+    """One legend for every panel, below them all, so that it never covers data: each label once (the
+    exact and the claimed curve are drawn in the same style on every panel), in as many columns as fit
+    the figure's width (4 beside a trade-off panel, else 3; fewer for long labels, e.g. a claim's source)."""
+    handles = {}
+    for axis in figure.axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    renderer = figure.canvas.get_renderer()
+    for columns in range(4 if len(figure.axes) == 3 else 3, 0, -1):
+        legend = figure.legend(handles.values(), handles.keys(), loc="lower center", bbox_to_anchor=(0.5, 0.01),
+                               ncols=columns, fontsize=11)
+        _literal(*legend.get_texts())
+        if columns == 1 or legend.get_window_extent(renderer).width <= figure.bbox.width:
+            return legend
+        legend.remove()
+
+
 def _fixed_layout(figure, legend, panels: int) -> None:
     """Place the panels with margins of fixed inches (`_LEFT`, ...) above the legend, whose height is
     measured: matplotlib's constrained layout measured every tick label instead, most of the README
@@ -382,7 +400,8 @@ class AuditReport:
 
     def plot(self, path=None, title: str | None = None, *, figure=None):
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
-        log-delta panels (and the trade-off view when the report has one), one legend below them;
+        log-delta panels (and the trade-off view when the report has one), one legend below them all
+        (`_legend_below`: never over the data);
         saved to `path` when given. Sized for report.html: at the page's width (`html.PAGE_WIDTH_PX`)
         every text is at least 10 px high. User strings (title, mechanism, claim source) are drawn
         as plain text, never as mathtext or TeX, and so are the log panel's tick labels. Returns a
@@ -425,15 +444,9 @@ class AuditReport:
                 self._log_scale(axis)
             if self.verdict is not None:
                 self._plot_claimed_point(axis, log)
-        handles = {}
-        for axis in axes[:2]:
-            for handle, label in zip(*axis.get_legend_handles_labels()):
-                handles.setdefault(label, handle)
-        legend = figure.legend(handles.values(), handles.keys(), loc="lower center", bbox_to_anchor=(0.5, 0.01),
-                               ncols=3, fontsize=11)
-        _literal(*legend.get_texts())
         if tradeoff is not None:
             self._plot_tradeoff(axes[2], tradeoff)
+        legend = _legend_below(figure)
         _literal(figure.suptitle(title or self.title))
         _fixed_layout(figure, legend, len(axes))
         if path is not None:
@@ -490,7 +503,7 @@ class AuditReport:
         most the exact trade-off, equal to it as the grid fills in) and the claim's."""
         a = np.asarray(tradeoff["type_one"], dtype=float)
         axis.fill_between(a, tradeoff["beta_lower"], tradeoff["beta_upper"], color="tab:red", alpha=0.18,
-                          label=f"band ({1 - tradeoff['alpha']:.0%}, DKW)")
+                          label=f"trade-off band ({1 - tradeoff['alpha']:.0%}, DKW)")
         axis.plot(a, tradeoff["beta"], color="tab:red", lw=1.2, label="score's tests (held-out ROC)")
         if self.theory is not None:  # the exact curve's trade-off, from its values on the grid
             exact = tabulated(self.eps, self.theory).tradeoff(a, self.eps)
@@ -504,7 +517,6 @@ class AuditReport:
         axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
         axis.set_xlim(0, 1)
         axis.set_ylim(0, 1)
-        _literal(*axis.legend(fontsize=10, loc="upper right").get_texts())
 
     @property
     def title(self) -> str:

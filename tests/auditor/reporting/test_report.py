@@ -358,3 +358,33 @@ def test_a_report_is_drawn_into_an_empty_figure_only_of_its_kind():
         report.plot(figure=empty_figure(tradeoff=True))
     with pytest.raises(ValueError, match="it has 2 panels with data"):
         report.plot(figure=report.plot())
+
+
+def _with_tradeoff(report: AuditReport) -> AuditReport:
+    """`report` with a trade-off view (the plot's third panel)."""
+    a = np.linspace(0, 1, 11)
+    report.gdp = GDPCertificate(0.8, 0.05, "forward", 0.5, 0.2, tradeoff={
+        "type_one": a, "beta": np.maximum(1 - 1.6 * a, 0), "beta_lower": np.maximum(1 - 1.8 * a, 0),
+        "beta_upper": np.minimum(1 - 1.3 * a + 0.05, 1), "alpha": 0.05})
+    return report
+
+
+@pytest.mark.parametrize("tradeoff, source", [(False, "claims.csv"), (True, "claims.csv"),
+                                              (True, "a claimed curve from a long path/" + "x" * 60 + ".csv")])
+def test_no_legend_covers_a_panel(tradeoff, source):
+    # the trade-off panel had its legend in its upper right corner, over the curves near type I error 0 and
+    # the diagonal: every legend now lies outside every panel's data area, and inside the figure (a long
+    # claim source takes fewer columns)
+    report = make_report()
+    report.claim = _claim_check(source)
+    report.certificates = [Certificate(0.0, 0.9, 0.05, "forward", 0.1), Certificate(1e-5, 0.8, 0.05, "forward", 0.1)]
+    figure = (_with_tradeoff(report) if tradeoff else report).plot()
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    legends = figure.legends + [axis.get_legend() for axis in figure.axes if axis.get_legend() is not None]
+    assert len(legends) == 1 and len(figure.axes) == (3 if tradeoff else 2)
+    box = legends[0].get_window_extent(renderer)
+    assert not any(box.overlaps(axis.bbox) for axis in figure.axes)
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width
+    labels = legend_labels(figure)
+    assert len(labels) == len(set(labels)) and ("perfect privacy" in labels) == tradeoff

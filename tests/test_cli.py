@@ -70,7 +70,10 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     assert base64.b64decode(embedded) == (tmp_path / "spectrum.png").read_bytes()  # one figure, rendered once
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
-    assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out
+    assert header.split() == ["eps", "estimate", "band", "lower", "band", "floor"] and "wrote" in out
+    # the band's numbers and the verdict's chosen event's are named apart, and one sentence says which is which
+    assert "the chosen event's 95% lower bound on delta(1)" in out
+    assert out.count("so the chosen event's bound, estimate and floor differ from the band's") == 1
     assert "timings" not in out  # only with --verbose
     assert saved["verdict"]["label"] in ("no violation found", "inconclusive")
 

@@ -257,6 +257,20 @@ class AuditReport:
         return text
 
     @property
+    def which_is_which(self) -> str | None:
+        """The one sentence that tells the band's numbers (table, plot) from the chosen events' (verdict,
+        eps_lo), which differ at the same eps: the band's estimate is the sweep's maximum over thresholds,
+        its lower bound holds at every eps of the grid at once, its floor is at that simultaneous level;
+        the verdict and each eps_lo test one event chosen on validation data, each at 1 - alpha alone.
+        None when the report has neither a verdict nor an eps_lo."""
+        if self.verdict is None and not self.certificates:
+            return None
+        level = f"{1 - self.info.get('alpha', 0.05):.0%}"
+        return (f"The band's lower bound and floor hold at every eps of the grid at once ({level}); the verdict and "
+                f"each eps_lo test one event chosen on validation data ({level} each), so the chosen event's bound, "
+                "estimate and floor differ from the band's.")
+
+    @property
     def seed_line(self) -> str | None:
         """How to re-run the audit (or the pair search that chose its pair) exactly; None when the
         audit ran on a spawned seed (e.g. inside another audit)."""
@@ -347,14 +361,15 @@ class AuditReport:
         return text
 
     def table(self, every: int | None = None) -> str:
-        """A text table of eps, estimate, lower bound, floor, theory and claimed curve: every grid row,
+        """A text table of eps, estimate, band lower, band floor, theory and claimed curve: every grid row,
         or for a grid longer than `ndis.core.curve.TABLE_ROWS` (or every `every`-th row when given) a
         selection with a line saying which rows it skipped (`ndis.core.curve.table_rows`); then the
         verdict, the claimed curve's check, the certificates, notes, a sequential audit's samples used
         and why it stopped, and the seed."""
         keep = () if self.verdict is None else (self.verdict.eps,)
         rows, skipped = table_rows(self.eps, keep, every, where="report.to_frame() and spectrum.csv")
-        head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        head = f"{'eps':>7} {'estimate':>11} {'band lower':>11} {'band floor':>10}" + (
+            " {:>11}".format("theory") if self.theory is not None else "")
         head += " {:>11} {:>8}".format("claimed", "refuted") if self.claim is not None else ""
         lines = [head]
         for i in rows:
@@ -366,6 +381,8 @@ class AuditReport:
             lines.append(line)
         if skipped:
             lines.append(skipped)
+        if which := self.which_is_which:
+            lines.append(which)
         if self.verdict is not None:
             lines.append(self.verdict_text)
         if self.claim is not None:
@@ -425,10 +442,10 @@ class AuditReport:
                       label="estimate (max of both directions)")
             if below.any():
                 axis.plot(self.eps[below], self.delta[below], "o", color="tab:red", mfc="none", ms=4.5,
-                          label="estimate below detectable floor")
+                          label="estimate below band floor")
             if self.theory is not None:
                 axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
-            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
+            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="band floor (detectable)")
             if self.claim is not None:
                 self._plot_claim(axis)
             for certificate, style in zip(self.certificates, (":", "-.", "--")):
@@ -538,7 +555,7 @@ class AuditReport:
                  f"samples per side, eps {self.eps.min():g} to {self.eps.max():g} ({self.eps.size} points)"]
         i = int(np.argmax(self.delta))
         lines.append(f"  max estimate {self.delta[i]:.4g} at eps {self.eps[i]:g} "
-                     f"(lower bound {self.delta_lower[i]:.4g}, floor {self.floor[i]:.3g})")
+                     f"(band lower {self.delta_lower[i]:.4g}, band floor {self.floor[i]:.3g})")
         if self.theory is not None:
             lines.append(f"  {self.theory_label} curve: max {np.max(self.theory):.4g}")
         lines.append(f"  verdict: {self.verdict}" if self.verdict is not None else "  no claim tested")

@@ -9,7 +9,8 @@ its files with the first one's, and, when the run fails, removed if this run cre
 given a `failed.txt` saying why. The `.lock` file is removed when the run releases the folder: it is
 unlinked while still locked, so a run that opened it just before holds a lock on a file that is no longer
 the folder's; after locking, every run checks that the file it locked is still the one at `.lock` (same
-device and inode) and otherwise opens the new one and tries again. `OutputFolder.write` replaces a set of files together: all are
+device and inode) and otherwise opens the new one and tries again. `OutputFolder.write` replaces a set
+of files together: all are
 written to temporary files first, then renamed with SIGINT and SIGTERM held back, so that Ctrl-C
 leaves either all the old files or all the new ones.
 """

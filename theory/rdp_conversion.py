@@ -16,9 +16,9 @@ Kamath & Steinke 2020, Proposition 12), which is what Opacus's and dp_accounting
 Given several orders, each one's conversion holds, and the smallest is returned.
 
 Computation (derived here). The set is convex (t -> t^alpha is convex and the constraint is its perspective
-sum), so both objectives are unimodal along its boundary (delta's is linear, eps's a ratio of linear functions). A boundary point with p > q has likelihood
-ratios a = p / q > 1 and b = (1 - p) / (1 - q) = 1 - u on S and its complement: q = u / (a - 1 + u),
-p = a q, and the constraint reads
+sum), so both objectives are unimodal along its boundary (delta's is linear, eps's a ratio of linear
+functions). A boundary point with p > q has likelihood ratios a = p / q > 1 and b = (1 - p) / (1 - q) =
+1 - u on S and its complement: q = u / (a - 1 + u), p = a q, and the constraint reads
 
     ln( u a^alpha + (a - 1) (1 - u)^alpha ) - ln(a - 1 + u) = (alpha - 1) rho,
 
@@ -36,7 +36,7 @@ import numpy as np
 from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
-_STEPS = 80          # golden-section steps at most: a bracket of width 2^12 in ln a shrinks below 1e-12
+_STEPS = 80          # golden-section steps at most (a bracket of width 2^12 in ln a shrinks to 2e-13)
 
 
 def rdp_to_dp(orders, rdp, delta):
@@ -156,8 +156,8 @@ def _excess(x, s, alpha, log_r):
 def _boundary(s, alpha, log_r):
     """ln u of the boundary point at ln a = s >= rho: Newton's iteration on ln u from u = 1 (where phi >= 0),
     kept inside the bracket of the points seen (bisection otherwise), each point frozen once its step is
-    below 1e-12 relative (the next one is then far smaller:
-    Newton converges quadratically; phi itself is only known to ~1e-14 absolute)."""
+    below 1e-12 relative (the next one is far smaller: Newton converges quadratically; phi itself is only
+    known to ~1e-14 absolute)."""
     x = np.zeros(np.broadcast(s, alpha, log_r).shape)
     lo, hi = np.full(x.shape, -np.inf), np.zeros(x.shape)
     live = np.ones(x.shape, dtype=bool)
@@ -191,7 +191,7 @@ def _objective(s, alpha, rho, target, find):
 def _optimum(alpha, rho, target, find):
     """max over ln a of `_objective`, per (order, target): a bracket [start, start + width] with width
     doubled until the objective falls at its end, then golden section to 1e-9 in ln a (the objective is
-flat at its maximum: its value is then within ~1e-18 relative). rho = 0 allows only p = q: eps 0,
+    flat at its maximum: its value is then within ~1e-18 relative). rho = 0 allows only p = q: eps 0,
     delta 0."""
     shape = np.broadcast(alpha, rho, target).shape
     alpha, rho, target = (np.broadcast_to(v, shape) for v in (alpha, rho, target))

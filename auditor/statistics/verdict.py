@@ -115,10 +115,11 @@ class Verdict:
                  f"claimed {delta} ({p + '; ' if p else ''}chosen event's estimate {self.estimate:.3g}"
                  + ("" if self.estimate_se is None else f" +- {self.estimate_se:.2g}") + ")")
         if self.label == "inconclusive":
-            reach = (f"an audit of this size can certify no delta({eps}) > 0 (chosen event's floor 1)" if self.floor >= 1
-                     else f"the claimed {delta} is below the chosen event's floor {self.floor:.3g} (no estimate of "
-                          f"delta({eps}) below it gives the chosen event a positive lower bound at this size), so this "
-                          "audit could not show a violation of that size")
+            reach = (f"an audit of this size can certify no delta({eps}) > 0 (chosen event's floor 1)"
+                     if self.floor >= 1 else
+                     f"the claimed {delta} is below the chosen event's floor {self.floor:.3g} (no estimate of "
+                     f"delta({eps}) below it gives the chosen event a positive lower bound at this size), so this "
+                     "audit could not show a violation of that size")
             text = f"inconclusive about ({eps}, {delta}): {reach}; {bound}"
         else:
             text = (f"no violation found of ({eps}, {delta}): {bound}; chosen event's floor {self.floor:.3g} (no "

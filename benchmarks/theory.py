@@ -12,6 +12,7 @@ Everything is measured in this run; nothing is hard-coded.
 
 from __future__ import annotations
 
+import argparse
 import math
 import platform
 import statistics
@@ -115,4 +116,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

@@ -18,10 +18,10 @@ Everything is measured in this run; nothing is hard-coded.
 
 from __future__ import annotations
 
+import argparse
 import platform
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -103,7 +103,11 @@ def all_rows(eps=(0.5, 1.0, 2.0)) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--all-rows"]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="?", type=int, default=1000, metavar="ROWS", help="random rows (default 1000)")
+    parser.add_argument("--all-rows", action="store_true", help="the acceptance case, every row (module docstring)")
+    args = parser.parse_args()
+    if args.all_rows:
         all_rows()
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+        main(args.rows)

@@ -15,6 +15,7 @@ column is the median of the ratios of neighbouring runs):
 
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 import platform
@@ -26,10 +27,10 @@ import mpmath as mp
 import numpy as np
 from scipy import special
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(1, str(pathlib.Path(__file__).resolve().parents[1]))  # for tests.*, after this script's folder
 
 from ndis.theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_sigma  # noqa: E402
-from benchmarks.theory import p500_pair  # noqa: E402
+from theory import p500_pair  # noqa: E402  (benchmarks/theory.py: this script's folder is first on the path)
 from tests.theory.references import gaussian_delta_mp  # noqa: E402
 
 REPEATS = 31
@@ -152,4 +153,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

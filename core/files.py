@@ -6,7 +6,11 @@ never a truncated one, and a failed write (disk full, file-size limit) leaves no
 `OutputFolder` is the folder of one command-line run: created when missing, locked
 (`fcntl.flock` on its `.lock` file) so that a second run into it fails at once instead of mixing
 its files with the first one's, and, when the run fails, removed if this run created it, else
-given a `failed.txt` saying why. `OutputFolder.write` replaces a set of files together: all are
+given a `failed.txt` saying why. The `.lock` file is removed when the run releases the folder: it is
+unlinked while still locked, so a run that opened it just before holds a lock on a file that is no longer
+the folder's; after locking, every run checks that the file it locked is still the one at `.lock` (same
+device and inode) and otherwise opens the new one and tries again. `OutputFolder.write` replaces a set
+of files together: all are
 written to temporary files first, then renamed with SIGINT and SIGTERM held back, so that Ctrl-C
 leaves either all the old files or all the new ones.
 """
@@ -100,7 +104,7 @@ class OutputFolder:
     FolderUnusable says why it cannot be used. On exit with an exception, a folder this
     run created is removed (unless an interruption left a partial report in it); a folder that
     existed gets `failed.txt` with the error's message (not for an interruption). The lock is
-    released on exit.
+    released on exit and its `.lock` file removed.
     """
 
     def __init__(self, path):
@@ -113,7 +117,6 @@ class OutputFolder:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             self.created = missing[-1] if missing else None
-            self._lock = open(self.path / LOCK, "a")
             self._acquire()
         except OSError as error:
             self._release()
@@ -124,20 +127,45 @@ class OutputFolder:
         return self
 
     def _acquire(self):
+        """Open and lock `.lock`; again while the file locked is no longer the one at the path (another
+        run removed it between our open and our lock, releasing the folder)."""
         try:
             import fcntl
         except ImportError:  # not POSIX: no lock
-            return
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise FolderUnusable(self.path, f"another run holds its lock ({LOCK}); wait for it to finish or "
-                                            "choose another output folder", in_use=True) from None
+            fcntl = None
+        while True:
+            self._lock = open(self.path / LOCK, "a")
+            if fcntl is None:
+                return
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._release()
+                raise FolderUnusable(self.path, f"another run holds its lock ({LOCK}); wait for it to finish "
+                                                "or choose another output folder", in_use=True) from None
+            if self._locks_the_path():
+                return
+            self._release()
 
-    def _release(self):
-        if self._lock is not None:
-            self._lock.close()  # closing the file releases the flock
-            self._lock = None
+    def _locks_the_path(self) -> bool:
+        """Whether the open lock file is the file at `.lock` now (not one a releasing run removed)."""
+        try:
+            at_path = os.stat(self.path / LOCK)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(self._lock.fileno())
+        return (mine.st_dev, mine.st_ino) == (at_path.st_dev, at_path.st_ino)
+
+    def _release(self, remove: bool = False):
+        """Close the lock file, which releases the flock; with `remove`, first unlink `.lock` if it is still
+        the file this run locked (a failed run may have removed the whole folder already)."""
+        if self._lock is None:
+            return
+        if remove and self._locks_the_path():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path / LOCK)
+        self._lock.close()
+        self._lock = None
 
     def _remove_created(self):
         if self.created is not None:
@@ -157,7 +185,7 @@ class OutputFolder:
             if kind is not None:
                 self._after_failure(kind, error)
         finally:
-            self._release()
+            self._release(remove=True)
         return False
 
     def _after_failure(self, kind, error):

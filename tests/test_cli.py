@@ -58,9 +58,8 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
             "--data", "synthetic:n=50,d=2,seed=1", "--neighbor", "zero:0", "--samples", "6000", "--eps", "0:1:5",
             "--claimed", "1,1e-5", "--scorer", "quadratic", "--out", str(tmp_path)]
     assert main(argv) == 0
-    # the four files and the folder's lock, no temporary file left behind (core.files)
-    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png", "report.html",
-                                                    ".lock"}
+    # the four files, no temporary file and no lock file left behind (core.files)
+    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png", "report.html"}
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["info"]["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
     assert saved["info"]["data"] == "synthetic:n=50,d=2,seed=1" and saved["verdict"]["label"]
@@ -71,7 +70,10 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     assert base64.b64decode(embedded) == (tmp_path / "spectrum.png").read_bytes()  # one figure, rendered once
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.split()[:1] == ["eps"])
-    assert header.split() == ["eps", "delta", "lower", "floor"] and "wrote" in out
+    assert header.split() == ["eps", "estimate", "band", "lower", "band", "floor"] and "wrote" in out
+    # the band's numbers and the verdict's chosen event's are named apart, and one sentence says which is which
+    assert "the chosen event's 95% lower bound on delta(1)" in out
+    assert out.count("so the chosen event's bound, estimate and floor differ from the band's") == 1
     assert "timings" not in out  # only with --verbose
     assert saved["verdict"]["label"] in ("no violation found", "inconclusive")
 
@@ -350,7 +352,7 @@ def test_a_write_that_fails_after_the_audit_leaves_no_truncated_file(tmp_path):
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("ndis audit: error: cannot write the report files to ") and "File too large" in last
     assert {name: (out / name).read_text() for name in earlier} == earlier
-    assert sorted(p.name for p in out.iterdir()) == sorted([*earlier, ".lock", "failed.txt"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*earlier, "failed.txt"])
 
 
 def test_ctrl_c_while_writing_replaces_nothing_and_says_what_was_written(tmp_path, capsys, monkeypatch):
@@ -366,7 +368,7 @@ def test_ctrl_c_while_writing_replaces_nothing_and_says_what_was_written(tmp_pat
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"ndis audit: interrupted while writing the report files (none was replaced); wrote the partial "
                    f"report {tmp_path / 'partial.json'}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "partial.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.json"]
     partial = json.loads((tmp_path / "partial.json").read_text())
     assert partial["status"] == "partial" and len(partial["phases_completed"]) == 5
 

@@ -42,12 +42,26 @@ def test_zcdp_of_gaussian_releases(tmp_path, capsys):
     assert accounting["route"] == "exact"
 
 
+def test_a_large_stated_error_is_one_line_of_the_summary(tmp_path, capsys):
+    # 2000 subsampled steps on a grid of 1e-3 state eps_error 2 at eps 1.2: the warning of theory.pld, as one
+    # line of the summary (not Python's two-line warning on stderr), and --discretization is what it asks for
+    pytest.importorskip("dp_accounting")
+    code = main(["theory", "gaussian", "--param", "sigma=1", "--data", "synthetic:n=20,d=1,seed=0", "--eps", "0:1:3",
+                 "--compose", "2000", "--subsample", "0.01", "--discretization", "1e-3", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 0 and "Warning" not in captured.err
+    warned = [line for line in captured.out.splitlines() if "warning:" in line]
+    assert len(warned) == 1 and "compose with a finer discretization (e.g. discretization=" in warned[0]
+    assert json.loads((tmp_path / "theory.json").read_text())["accounting"]["eps_error"] == pytest.approx(2.0)
+
+
 @pytest.mark.parametrize("options, message", [
     (["--with", "gauss:sigma=1"], "bad --with"),
     (["--with", "gaussian:sigma=-1"], "bad --with"),
     (["--compose", "0"], "--compose must be a positive"),
     (["--delta", "2"], "--delta values must lie in (0, 1)"),
     (["--subsample", "1.5"], "q must lie in (0, 1]"),
+    (["--compose", "2", "--discretization", "0"], "--discretization must be a positive grid step"),
 ])
 def test_option_mistakes_are_one_line(tmp_path, capsys, options, message):
     code = main(["theory", "gaussian-ls", "--param", "sigma=0.5", "--data", DATA, "--eps", "0:1:3", *options,

@@ -11,7 +11,7 @@ variants (Laplace, report-noisy-max, SVT). Mechanisms call them.
 Every exact curve is a `PrivacyProfile` (`theory.profile`), evaluable at any eps in both directions,
 and they combine: `compose` (exact for Gaussian pairs, through dp_accounting's privacy-loss
 distributions otherwise), `poisson_subsample`, `subsample_without_replacement` (an upper bound),
-`renyi_divergence` / `zcdp_rho` / `rdp_epsilon`,
+`renyi_divergence` / `zcdp_rho` / `rdp_epsilon` (with `rdp_to_dp` / `rdp_delta`, the optimal RDP conversion),
 `tradeoff` (the f-DP view), `to_pld()` and `from_pld` (the hand-off to dp_accounting, imported only
 when used: `pip install "ndis[accounting]"`).
 """
@@ -26,9 +26,10 @@ from .isit18 import (entry_flip_eigenvalues, isit18_column_bound, isit18_mi_epsi
                      mi_noise_variance, rp_noise_variance)
 from .leverage import augment, leverages, ols_fit, ols_sensitivities, residual_shares, split_regression
 from .masking import chi2_pair_delta, cor35_sigma, ncx2_logpdf, thm32_sigma, thm34_sigma, wishart_clt
-from .pld import PLDProfile, from_pld
+from .pld import DiscretizationWarning, PLDProfile, from_pld
 from .profile import PrivacyProfile, WorstCase
 from .quadratic_loss import QuadraticLoss
+from .rdp_conversion import rdp_delta, rdp_to_dp
 from .renyi import rdp_epsilon, renyi_divergence, zcdp_rho
 from .rp import rp_delta, rp_leverage_threshold, rp_log_delta, rp_pair, rp_sigma
 from .sheffet import sheffet_c2
@@ -43,7 +44,7 @@ from .zoo import (discrete_delta, discrete_epsilon, gaussian_shift_delta, laplac
                   svt_outcomes, svt_probabilities)
 
 __all__ = [
-    "ExactALSSpectrum", "GaussianLaw", "GaussianLosses", "GaussianPair", "PLDProfile", "PoissonSubsampled",
+    "DiscretizationWarning", "ExactALSSpectrum", "GaussianLaw", "GaussianLosses", "GaussianPair", "PLDProfile", "PoissonSubsampled",
     "PrivacyProfile", "QuadraticLoss", "Spectrum", "WithoutReplacement", "WorstCase", "als_delta",
     "als_exact_delta", "als_log_delta", "als_pair", "augment", "chi2_pair_delta", "classic_gaussian_sigma",
     "compose", "cor35_sigma", "data_leverages", "discrete_delta", "discrete_epsilon", "entry_flip_eigenvalues",
@@ -53,7 +54,7 @@ __all__ = [
     "max_als_delta_row", "max_leverage_row", "max_sensitivity_row", "mi_delta", "mi_noise_variance",
     "min_clients", "ncx2_logpdf", "noisy_max_index_probabilities", "noisy_max_value_delta",
     "noisy_max_value_epsilon", "ols_fit", "ols_sensitivities", "ols_sigma", "pareto_frontier",
-    "poisson_subsample", "rdp_epsilon", "renyi_divergence", "resampled_sketch_delta", "residual_shares", "rp_delta",
+    "poisson_subsample", "rdp_delta", "rdp_epsilon", "rdp_to_dp", "renyi_divergence", "resampled_sketch_delta", "residual_shares", "rp_delta",
     "rp_leverage_threshold", "rp_log_delta", "rp_noise_variance", "rp_pair", "rp_sigma", "sheffet_c2", "spectrum",
     "split_regression", "subsample_without_replacement", "svt_outcomes", "svt_probabilities", "thm32_sigma", "thm34_sigma", "tradeoff",
     "wishart_clt", "zcdp_rho",

@@ -93,8 +93,9 @@ def compose(*parts, discretization: float = 1e-4, through_pld: bool = False):
 
     All parts Gaussian (and through_pld False): the exact product (`GaussianLosses`, or a `WorstCase`
     of products over the candidate rows). Otherwise a `theory.pld.PLDProfile` on dp_accounting's grid
-    of `discretization`, pessimistic, with `eps_error` its stated error (module docstring);
-    through_pld=True sends every part, each on its own, through a PLD."""
+    of `discretization`, pessimistic, with `eps_error` its stated error (module docstring; its eps warns,
+    `theory.pld.DiscretizationWarning`, when that error is a large part of it); through_pld=True sends
+    every part, each on its own, through a PLD."""
     if not parts:
         raise ValueError("compose needs at least one part")
     counts, order = {}, []

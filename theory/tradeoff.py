@@ -42,7 +42,7 @@ def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 400)
     if np.any((alpha < 0) | (alpha > 1)):
         raise ValueError("type I errors must lie in [0, 1]")
     direction = check_direction(direction)
-    end = float(profile.epsilon(1e-12, "max"))
+    end = float(PrivacyProfile.epsilon(profile, 1e-12, "max"))     # a grid's end: no stated eps, no warning
     end = end if np.isfinite(end) and end > 0 else 50.0
     eps = np.linspace(0.0, end, int(points))
     step = eps[1] - eps[0]

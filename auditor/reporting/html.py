@@ -64,10 +64,10 @@ def _verdict(report) -> str:
     label = v.label + (f", suspicious at level {SUSPICION_LEVEL:g}" if v.suspicious else "")
     return (f'<div class="verdict {_text(css)}"><strong>Verdict: {_text(label)}</strong> (a test of '
             f"delta({v.eps:g}) &le; {v.delta:g} at level {v.alpha:g})<br>{_text(report.verdict_text)}<br>"
-            f'<span class="note">at eps = {v.eps:g}: {1 - v.alpha:.0%} lower bound {_number(v.lower_bound)}, '
-            f"held-out estimate {_number(v.estimate)}, detectable floor {_number(v.floor, 3)}, "
-            f"direction {_text(v.direction)}. The confidence belongs to the lower bound on delta, not to the "
-            "claim: a black-box audit never proves privacy.</span></div>")
+            f'<span class="note">the chosen event at eps = {v.eps:g}: {1 - v.alpha:.0%} lower bound '
+            f"{_number(v.lower_bound)}, estimate {_number(v.estimate)}, floor {_number(v.floor, 3)}, direction "
+            f"{_text(v.direction)}. The confidence belongs to the lower bound on delta, not to the claim: a black-box "
+            "audit never proves privacy.</span></div>")
 
 
 def _certificates(report) -> str:
@@ -77,9 +77,12 @@ def _certificates(report) -> str:
     note = report.disagreement
     body = "".join(f"<tr><td>{c.delta:g}</td><td>{_number(c.eps_lo)}</td><td>{_text(c.direction or '-')}</td>"
                    f"<td>{1 - c.alpha:.0%}</td></tr>" for c in report.certificates)
+    nothing = (" An eps_lo of 0 says that its chosen event refutes nothing, whatever the band shows."
+               if any(c.eps_lo <= 0 for c in report.certificates) else "")
     return ('<p>The mechanism is <strong>not</strong> (eps, delta)-DP for any eps &lt; eps_lo (each row a separate '
-            "statement at its confidence; one event chosen on validation data, exact Clopper-Pearson bounds on "
-            "held-out counts).</p><table><thead><tr><th scope=\"col\">delta</th><th scope=\"col\">eps_lo</th>"
+            "test of its chosen event at its confidence: one event chosen on validation data, exact Clopper-Pearson "
+            f"bounds on held-out counts).{nothing}</p><table><thead><tr><th scope=\"col\">delta</th>"
+            '<th scope="col">eps_lo</th>'
             f'<th scope="col">direction</th><th scope="col">confidence</th></tr></thead><tbody>{body}</tbody></table>'
             + (f'<p class="note">Note: {_text(note)}.</p>' if note else ""))
 
@@ -114,10 +117,10 @@ def _gdp(report) -> str:
 
 def _table(report) -> str:
     """The curves at every grid row (`ndis.core.curve.table_rows`: a long grid's skipped rows are
-    named below the table); estimates below the detectable floor in grey italics."""
+    named below the table); estimates below the band floor in grey italics."""
     keep = () if report.verdict is None else (report.verdict.eps,)
     rows, skipped = table_rows(report.eps, keep, where="spectrum.csv, report.json and report.to_frame()")
-    names = ["eps", "estimate", "lower bound", "upper band", "floor"]
+    names = ["eps", "estimate", "band lower", "band upper", "band floor"]
     if report.theory is not None:
         names.append(report.theory_label)
     if report.claim is not None:
@@ -260,8 +263,9 @@ def _heading(report, title) -> str:
     detail = f" ({_text(_plain_text(params))})" if params else ""
     return (f"<h1>{_text(title or report.title)}</h1>"
             f'<p class="note">Black-box audit of <strong>{_text(report.info.get("mechanism", "a mechanism"))}</strong>'
-            f"{detail} with ndis: delta-hat(eps) from samples, a lower bound holding simultaneously over the grid, "
-            f"and the smallest delta the sample size can certify (detectable floor).</p>")
+            f"{detail} with ndis: the estimate of delta(eps) from samples, its band and the band floor (the smallest "
+            f"delta the sample size can certify).{' ' + _text(report.which_is_which) if report.which_is_which else ''}"
+            "</p>")
 
 
 def summary(report) -> str:
@@ -274,9 +278,9 @@ def page(report, title: str | None = None, png: bytes | None = None) -> str:
     """report.html: a complete HTML5 document for `report`, readable offline and without JavaScript;
     `png` is report.plot(title=title) rendered by `render_png`, when the caller has made it already."""
     heading = title or report.title
-    hollow = (" Hollow points are estimates below the detectable floor (an audit of this size could not certify"
+    hollow = (" Hollow points are estimates below the band floor (an audit of this size could not certify"
               " them)." if np.any(report.delta < report.floor) else "")
-    alt = "privacy spectrum plot: estimate, lower bound, detectable floor" + (
+    alt = "privacy spectrum plot: estimate, band lower bound, band floor" + (
         f", {report.theory_label} curve" if report.theory_label else "") + (
         ", claimed curve" if report.claim is not None else "") + (
         ", trade-off view" if report.tradeoff is not None else "")

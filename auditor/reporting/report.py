@@ -71,6 +71,24 @@ def _few_ticks(*axes):
                 side.set_major_locator(MaxNLocator(nbins=4))
 
 
+def _legend_below(figure):
+    """One legend for every panel, below them all, so that it never covers data: each label once (the
+    exact and the claimed curve are drawn in the same style on every panel), in as many columns as fit
+    the figure's width (4 beside a trade-off panel, else 3; fewer for long labels, e.g. a claim's source)."""
+    handles = {}
+    for axis in figure.axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    renderer = figure.canvas.get_renderer()
+    for columns in range(4 if len(figure.axes) == 3 else 3, 0, -1):
+        legend = figure.legend(handles.values(), handles.keys(), loc="lower center", bbox_to_anchor=(0.5, 0.01),
+                               ncols=columns, fontsize=11)
+        _literal(*legend.get_texts())
+        if columns == 1 or legend.get_window_extent(renderer).width <= figure.bbox.width:
+            return legend
+        legend.remove()
+
+
 def _fixed_layout(figure, legend, panels: int) -> None:
     """Place the panels with margins of fixed inches (`_LEFT`, ...) above the legend, whose height is
     measured: matplotlib's constrained layout measured every tick label instead, most of the README
@@ -239,6 +257,20 @@ class AuditReport:
         return text
 
     @property
+    def which_is_which(self) -> str | None:
+        """The one sentence that tells the band's numbers (table, plot) from the chosen events' (verdict,
+        eps_lo), which differ at the same eps: the band's estimate is the sweep's maximum over thresholds,
+        its lower bound holds at every eps of the grid at once, its floor is at that simultaneous level;
+        the verdict and each eps_lo test one event chosen on validation data, each at 1 - alpha alone.
+        None when the report has neither a verdict nor an eps_lo."""
+        if self.verdict is None and not self.certificates:
+            return None
+        level = f"{1 - self.info.get('alpha', 0.05):.0%}"
+        return (f"The band's lower bound and floor hold at every eps of the grid at once ({level}); the verdict and "
+                f"each eps_lo test one event chosen on validation data ({level} each), so the chosen event's bound, "
+                "estimate and floor differ from the band's.")
+
+    @property
     def seed_line(self) -> str | None:
         """How to re-run the audit (or the pair search that chose its pair) exactly; None when the
         audit ran on a spawned seed (e.g. inside another audit)."""
@@ -329,14 +361,15 @@ class AuditReport:
         return text
 
     def table(self, every: int | None = None) -> str:
-        """A text table of eps, estimate, lower bound, floor, theory and claimed curve: every grid row,
+        """A text table of eps, estimate, band lower, band floor, theory and claimed curve: every grid row,
         or for a grid longer than `ndis.core.curve.TABLE_ROWS` (or every `every`-th row when given) a
         selection with a line saying which rows it skipped (`ndis.core.curve.table_rows`); then the
         verdict, the claimed curve's check, the certificates, notes, a sequential audit's samples used
         and why it stopped, and the seed."""
         keep = () if self.verdict is None else (self.verdict.eps,)
         rows, skipped = table_rows(self.eps, keep, every, where="report.to_frame() and spectrum.csv")
-        head = f"{'eps':>7} {'delta':>11} {'lower':>11} {'floor':>10}" + (" {:>11}".format("theory") if self.theory is not None else "")
+        head = f"{'eps':>7} {'estimate':>11} {'band lower':>11} {'band floor':>10}" + (
+            " {:>11}".format("theory") if self.theory is not None else "")
         head += " {:>11} {:>8}".format("claimed", "refuted") if self.claim is not None else ""
         lines = [head]
         for i in rows:
@@ -348,6 +381,8 @@ class AuditReport:
             lines.append(line)
         if skipped:
             lines.append(skipped)
+        if which := self.which_is_which:
+            lines.append(which)
         if self.verdict is not None:
             lines.append(self.verdict_text)
         if self.claim is not None:
@@ -382,7 +417,8 @@ class AuditReport:
 
     def plot(self, path=None, title: str | None = None, *, figure=None):
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
-        log-delta panels (and the trade-off view when the report has one), one legend below them;
+        log-delta panels (and the trade-off view when the report has one), one legend below them all
+        (`_legend_below`: never over the data);
         saved to `path` when given. Sized for report.html: at the page's width (`html.PAGE_WIDTH_PX`)
         every text is at least 10 px high. User strings (title, mechanism, claim source) are drawn
         as plain text, never as mathtext or TeX, and so are the log panel's tick labels. Returns a
@@ -406,10 +442,10 @@ class AuditReport:
                       label="estimate (max of both directions)")
             if below.any():
                 axis.plot(self.eps[below], self.delta[below], "o", color="tab:red", mfc="none", ms=4.5,
-                          label="estimate below detectable floor")
+                          label="estimate below band floor")
             if self.theory is not None:
                 axis.plot(self.eps, self.theory, color="tab:blue", lw=1.6, label=self.theory_label)
-            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="detectable floor")
+            axis.plot(self.eps, self.floor, "--", color="grey", lw=1, label="band floor (detectable)")
             if self.claim is not None:
                 self._plot_claim(axis)
             for certificate, style in zip(self.certificates, (":", "-.", "--")):
@@ -425,15 +461,9 @@ class AuditReport:
                 self._log_scale(axis)
             if self.verdict is not None:
                 self._plot_claimed_point(axis, log)
-        handles = {}
-        for axis in axes[:2]:
-            for handle, label in zip(*axis.get_legend_handles_labels()):
-                handles.setdefault(label, handle)
-        legend = figure.legend(handles.values(), handles.keys(), loc="lower center", bbox_to_anchor=(0.5, 0.01),
-                               ncols=3, fontsize=11)
-        _literal(*legend.get_texts())
         if tradeoff is not None:
             self._plot_tradeoff(axes[2], tradeoff)
+        legend = _legend_below(figure)
         _literal(figure.suptitle(title or self.title))
         _fixed_layout(figure, legend, len(axes))
         if path is not None:
@@ -490,7 +520,7 @@ class AuditReport:
         most the exact trade-off, equal to it as the grid fills in) and the claim's."""
         a = np.asarray(tradeoff["type_one"], dtype=float)
         axis.fill_between(a, tradeoff["beta_lower"], tradeoff["beta_upper"], color="tab:red", alpha=0.18,
-                          label=f"band ({1 - tradeoff['alpha']:.0%}, DKW)")
+                          label=f"trade-off band ({1 - tradeoff['alpha']:.0%}, DKW)")
         axis.plot(a, tradeoff["beta"], color="tab:red", lw=1.2, label="score's tests (held-out ROC)")
         if self.theory is not None:  # the exact curve's trade-off, from its values on the grid
             exact = tabulated(self.eps, self.theory).tradeoff(a, self.eps)
@@ -504,7 +534,6 @@ class AuditReport:
         axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
         axis.set_xlim(0, 1)
         axis.set_ylim(0, 1)
-        _literal(*axis.legend(fontsize=10, loc="upper right").get_texts())
 
     @property
     def title(self) -> str:
@@ -526,7 +555,7 @@ class AuditReport:
                  f"samples per side, eps {self.eps.min():g} to {self.eps.max():g} ({self.eps.size} points)"]
         i = int(np.argmax(self.delta))
         lines.append(f"  max estimate {self.delta[i]:.4g} at eps {self.eps[i]:g} "
-                     f"(lower bound {self.delta_lower[i]:.4g}, floor {self.floor[i]:.3g})")
+                     f"(band lower {self.delta_lower[i]:.4g}, band floor {self.floor[i]:.3g})")
         if self.theory is not None:
             lines.append(f"  {self.theory_label} curve: max {np.max(self.theory):.4g}")
         lines.append(f"  verdict: {self.verdict}" if self.verdict is not None else "  no claim tested")

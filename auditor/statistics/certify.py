@@ -70,9 +70,10 @@ class Certificate:
 
     def __str__(self):
         if self.eps_lo <= 0:
-            return f"eps_lo = 0 at delta={self.delta:g}: no (eps, {self.delta:g})-DP claim with eps >= 0 is refuted"
+            return (f"eps_lo = 0 at delta={self.delta:g}: its chosen event refutes no (eps, {self.delta:g})-DP "
+                    "with eps >= 0")
         return (f"not (eps, {self.delta:g})-DP for any eps < eps_lo = {self.eps_lo:.4g}, "
-                f"at {1 - self.alpha:.0%} confidence ({self.direction})")
+                f"at {1 - self.alpha:.0%} confidence (its chosen event, {self.direction})")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -41,7 +41,10 @@ test labels 3 and 0 of them (docs/auditor/method.md).
 
 The verdict's `estimate` is the held-out plug-in value P-hat(S) - e^eps0 Q-hat(S) of the tested
 event (the better direction, 0 when negative), with its standard error `estimate_se`: unlike the
-sweep's maximum over thresholds it is not biased upward.
+sweep's maximum over thresholds it is not biased upward. Its `lower_bound`, `estimate` and `floor`
+(`bounds.detectable_floor` at alpha / 4 per side) are the chosen event's, and its text names them so:
+the report's table holds the band's (the sweep estimate, a lower bound at every eps of the grid at
+once, and a floor at that simultaneous level), which differ at the same eps.
 
 When a claim with delta0 > 0 is not violated, `audit` fills in `samples_needed`: the samples per
 side at which delta0 would be detectable at eps0 (`bounds.samples_for_floor`), and
@@ -105,20 +108,23 @@ class Verdict:
         eps, delta, level = f"{self.eps:g}", f"{self.delta:g}", f"{1 - self.alpha:.0%}"
         p = "" if self.p_value is None else _p_text(self.p_value, self.alpha)
         if self.label == "violation":
-            return (f"violation of ({eps}, {delta}): the {level} lower bound on delta({eps}) is {self.lower_bound:.3g} "
-                    f"> the claimed {delta} ({p or f'confidence {self.confidence:.4f}'}; {self.direction} direction)")
-        bound = (f"the {level} lower bound on delta({eps}) is {self.lower_bound:.3g}, not above the claimed {delta}"
-                 f" ({p + '; ' if p else ''}held-out estimate {self.estimate:.3g}"
+            return (f"violation of ({eps}, {delta}): the chosen event's {level} lower bound on delta({eps}) is "
+                    f"{self.lower_bound:.3g} > the claimed {delta} ({p or f'confidence {self.confidence:.4f}'}; "
+                    f"{self.direction} direction)")
+        bound = (f"the chosen event's {level} lower bound on delta({eps}) is {self.lower_bound:.3g}, not above the "
+                 f"claimed {delta} ({p + '; ' if p else ''}chosen event's estimate {self.estimate:.3g}"
                  + ("" if self.estimate_se is None else f" +- {self.estimate_se:.2g}") + ")")
         if self.label == "inconclusive":
-            reach = (f"an audit of this size can certify no delta({eps}) > 0 (detectable floor 1)" if self.floor >= 1
-                     else f"the claimed {delta} is below the detectable floor {self.floor:.3g} (no held-out estimate of "
-                          f"delta({eps}) below it gives a positive lower bound at this size), so this audit could not "
-                          "show a violation of that size")
+            reach = (f"an audit of this size can certify no delta({eps}) > 0 (chosen event's floor 1)"
+                     if self.floor >= 1 else
+                     f"the claimed {delta} is below the chosen event's floor {self.floor:.3g} (no estimate of "
+                     f"delta({eps}) below it gives the chosen event a positive lower bound at this size), so this "
+                     "audit could not show a violation of that size")
             text = f"inconclusive about ({eps}, {delta}): {reach}; {bound}"
         else:
-            text = (f"no violation found of ({eps}, {delta}): {bound}; detectable floor {self.floor:.3g} (no held-out "
-                    f"estimate of delta({eps}) below it gives a positive lower bound at this size); not a proof of privacy")
+            text = (f"no violation found of ({eps}, {delta}): {bound}; chosen event's floor {self.floor:.3g} (no "
+                    f"estimate of delta({eps}) below it gives the chosen event a positive lower bound at this size); "
+                    "not a proof of privacy")
         if self.suspicious:
             text = (f"suspicious at level {SUSPICION_LEVEL:g} ({p} <= {SUSPICION_LEVEL:g} but > alpha = {self.alpha:g}; "
                     f"a mechanism that meets its claim is so labelled in at most {SUSPICION_LEVEL:.0%} of audits); {text}")

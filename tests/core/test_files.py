@@ -51,6 +51,32 @@ def test_an_output_folder_serves_one_run_at_a_time(tmp_path):
         assert (again.path / "report.json").read_text() == "{}"
 
 
+def test_a_released_folder_keeps_no_lock_file_and_a_run_that_opened_the_old_one_locks_again(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    with files.OutputFolder(out) as first:
+        assert (out / files.LOCK).exists()
+        first.write({"report.json": "{}"})
+    assert os.listdir(out) == ["report.json"]                  # no .lock left behind
+    # the race of removing it: a second run opens .lock, then the first releases the folder (unlinking the
+    # file) before the second locks it. The second must not hold a lock on the unlinked file, or a third
+    # run, creating a new .lock, would run beside it
+    first = files.OutputFolder(out).__enter__()
+
+    def open_then_first_releases(path, mode):
+        handle = open(path, mode)
+        if first._lock is not None:
+            first.__exit__(None, None, None)
+        return handle
+
+    monkeypatch.setattr(files, "open", open_then_first_releases, raising=False)
+    second = files.OutputFolder(out).__enter__()
+    monkeypatch.undo()
+    with pytest.raises(files.FolderUnusable, match="is in use"):
+        files.OutputFolder(out).__enter__()
+    second.__exit__(None, None, None)
+    assert os.listdir(out) == ["report.json"]
+
+
 def test_a_failed_run_removes_the_folder_it_created_and_marks_one_it_did_not(tmp_path):
     with pytest.raises(ValueError):
         with files.OutputFolder(tmp_path / "new" / "out"):
@@ -66,7 +92,7 @@ def test_a_failed_run_removes_the_folder_it_created_and_marks_one_it_did_not(tmp
     assert "failed: the mechanism's name is unknown" in (existing / files.FAILED).read_text()
     with files.OutputFolder(existing) as out:  # a successful write removes the stale failure note
         out.write({"report.json": "new"})
-    assert sorted(os.listdir(existing)) == [".lock", "report.json"]
+    assert sorted(os.listdir(existing)) == ["report.json"]
 
 
 def test_an_interruption_keeps_a_partial_report_and_nothing_else(tmp_path):

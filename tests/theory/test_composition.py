@@ -100,6 +100,28 @@ def test_events_and_laplace_against_dp_accountings_accountant():
         theory.compose(dp.RandomizedResponseDpEvent(0.5, 2))
 
 
+def test_a_stated_error_that_is_a_large_part_of_eps_warns_once():
+    # theory.pld: warn when eps_error > max(10% of eps, 0.01). 2000 subsampled steps on a grid of 1e-3 state
+    # 2.0 at eps 2.58 (77%); 1000 steps on 1e-4 state 0.1 at 1.83 (5.5%); 60 steps at q = 0.0005 state 0.006
+    # at 0.0197 (30%, but below the floor 0.01)
+    import warnings
+
+    pytest.importorskip("dp_accounting")
+    gauss = theory.GaussianPair([1.0], [[1.0]], [0.0], [[1.0]])
+    step = theory.poisson_subsample(gauss, 0.01)
+    coarse = theory.compose(*[step] * 2000, discretization=1e-3)
+    with pytest.warns(theory.DiscretizationWarning, match=r"eps = 2\.585 may exceed the exact eps by up to the "
+                      r"stated eps_error 2 \(77% of it\): compose with a finer discretization \(e\.g\. "
+                      r"discretization=0\.0001;"):
+        assert coarse.epsilon(1e-5, "max") == pytest.approx(2.585, abs=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coarse.epsilon(1e-6, "max")                                         # once per profile
+        theory.compose(*[step] * 1000).epsilon(1e-5, "max")
+        theory.compose(*[theory.poisson_subsample(gauss, 0.0005)] * 60).epsilon(1e-5, "max")
+        theory.tradeoff(coarse)                                             # its grid's end is not a statement
+
+
 def test_an_audit_of_a_composed_mechanism_stays_inside_its_exact_curve():
     # two releases of one input x in {0, 1}: x + N(0, 1) and N(0, 1 + x/2) (a variance that depends on
     # the data); the exact curve of the pair (D = 1, D' = 0) is the product of the two pairs. The audit's

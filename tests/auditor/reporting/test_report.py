@@ -68,11 +68,11 @@ def test_points_below_the_floor_are_hollow_with_their_own_legend_entry():
     assert below.any() and not below.all()
     figure = report.plot()
     lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
-    hollow, filled = lines["estimate below detectable floor"], lines["estimate (max of both directions)"]
+    hollow, filled = lines["estimate below band floor"], lines["estimate (max of both directions)"]
     np.testing.assert_array_equal(hollow.get_xdata(), EPS[below])
     np.testing.assert_array_equal(filled.get_xdata(), EPS[~below])
     assert hollow.get_markerfacecolor() == "none" and filled.get_markerfacecolor() != "none"
-    assert "estimate below detectable floor" in legend_labels(figure)
+    assert "estimate below band floor" in legend_labels(figure)
 
 
 def test_plot_leaves_the_backend_and_pyplot_alone(monkeypatch, tmp_path):
@@ -358,3 +358,57 @@ def test_a_report_is_drawn_into_an_empty_figure_only_of_its_kind():
         report.plot(figure=empty_figure(tradeoff=True))
     with pytest.raises(ValueError, match="it has 2 panels with data"):
         report.plot(figure=report.plot())
+
+
+def _with_tradeoff(report: AuditReport) -> AuditReport:
+    """`report` with a trade-off view (the plot's third panel)."""
+    a = np.linspace(0, 1, 11)
+    report.gdp = GDPCertificate(0.8, 0.05, "forward", 0.5, 0.2, tradeoff={
+        "type_one": a, "beta": np.maximum(1 - 1.6 * a, 0), "beta_lower": np.maximum(1 - 1.8 * a, 0),
+        "beta_upper": np.minimum(1 - 1.3 * a + 0.05, 1), "alpha": 0.05})
+    return report
+
+
+@pytest.mark.parametrize("tradeoff, source", [(False, "claims.csv"), (True, "claims.csv"),
+                                              (True, "a claimed curve from a long path/" + "x" * 60 + ".csv")])
+def test_no_legend_covers_a_panel(tradeoff, source):
+    # the trade-off panel had its legend in its upper right corner, over the curves near type I error 0 and
+    # the diagonal: every legend now lies outside every panel's data area, and inside the figure (a long
+    # claim source takes fewer columns)
+    report = make_report()
+    report.claim = _claim_check(source)
+    report.certificates = [Certificate(0.0, 0.9, 0.05, "forward", 0.1), Certificate(1e-5, 0.8, 0.05, "forward", 0.1)]
+    figure = (_with_tradeoff(report) if tradeoff else report).plot()
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    legends = figure.legends + [axis.get_legend() for axis in figure.axes if axis.get_legend() is not None]
+    assert len(legends) == 1 and len(figure.axes) == (3 if tradeoff else 2)
+    box = legends[0].get_window_extent(renderer)
+    assert not any(box.overlaps(axis.bbox) for axis in figure.axes)
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width
+    labels = legend_labels(figure)
+    assert len(labels) == len(set(labels)) and ("perfect privacy" in labels) == tradeoff
+
+
+def test_the_page_names_the_bands_numbers_and_the_chosen_events_apart():
+    # at the claimed eps = 1 the table's band (estimate 0.0383, floor 0.033) and the verdict's chosen event
+    # (estimate 3.2e-4, floor 2.1e-4) differ, and a certificate's chosen event certified nothing beside a
+    # positive band lower bound at eps = 0: each number is named for its kind, and one sentence says which
+    # is which, in the text table (the CLI's summary) and on the page
+    report = make_report()
+    report.verdict = Verdict("no violation found", 1.0, 1e-3, 0.95, 0.0, 3.2e-4, 2.1e-4, "forward", 0.05,
+                             estimate_se=1e-4, p_value=0.6)
+    report.certificates = [Certificate(0.0, 0.0, 0.05, "forward", 0.1), Certificate(1e-5, 0.8, 0.05, "reverse", 0.1)]
+    assert report.delta_lower[0] > 0 and report.floor[EPS == 1.0][0] != report.verdict.floor
+    tiny = html.encode_png(np.zeros((1, 1, 4), dtype=np.uint8))
+    text, page = report.table(), markup.unescape(report.to_html(png=tiny))
+    assert text.splitlines()[0].split() == ["eps", "estimate", "band", "lower", "band", "floor", "theory"]
+    assert all(f'<th scope="col">{name}</th>' in page for name in ("estimate", "band lower", "band floor"))
+    for shown in (text, page):
+        assert shown.count(report.which_is_which) == 1 and "chosen event's bound, estimate and floor" in shown
+        assert "the chosen event's 95% lower bound on delta(1) is 0, not above the claimed 0.001" in shown
+        assert "chosen event's estimate 0.00032 +- 0.0001" in shown and "chosen event's floor 0.00021" in shown
+        assert "held-out estimate" not in shown and "detectable floor" not in shown   # the names of both kinds
+    assert "the chosen event at eps = 1: 95% lower bound 0, estimate 0.00032, floor 0.00021" in page
+    assert "eps_lo = 0 at delta=0: its chosen event refutes no (eps, 0)-DP with eps >= 0" in text
+    assert "An eps_lo of 0 says that its chosen event refutes nothing, whatever the band shows." in page

@@ -59,9 +59,9 @@ def test_what_each_label_says():
     quiet = verdict.Verdict("no violation found", **base, p_value=0.62)
     text = str(quiet)
     assert not quiet.suspicious and "confidence" not in text and "p = 0.62" in text
-    assert text.startswith("no violation found of (0.2, 0.001): the 95% lower bound on delta(0.2) is 0, not above "
-                           "the claimed 0.001")
-    assert "detectable floor 1.3e-05" in text and text.endswith("not a proof of privacy")
+    assert text.startswith("no violation found of (0.2, 0.001): the chosen event's 95% lower bound on delta(0.2) is "
+                           "0, not above the claimed 0.001")
+    assert "chosen event's floor 1.3e-05" in text and text.endswith("not a proof of privacy")
 
     # the printed p-value stays on its side of alpha: not "p = 0.05 <= 0.2 but > alpha = 0.05"
     assert "(p = 0.0502 <= 0.2 but > alpha = 0.05;" in str(dataclasses.replace(quiet, p_value=0.0502))
@@ -83,13 +83,13 @@ def test_what_each_label_says():
 
     unresolved = verdict.Verdict("inconclusive", 1.0, 1e-5, 0.95, 0.0, 3e-6, 4.2e-5, "forward", 0.05,
                                  samples_needed=5_000_000, estimate_se=2e-6, p_value=0.7)
-    assert str(unresolved).startswith("inconclusive about (1, 1e-05): the claimed 1e-05 is below the detectable "
-                                      "floor 4.2e-05")
+    assert str(unresolved).startswith("inconclusive about (1, 1e-05): the claimed 1e-05 is below the chosen "
+                                      "event's floor 4.2e-05")
     assert "5,000,000 samples per side would make delta=1e-05 detectable" in str(unresolved)
     pure = verdict.Verdict("inconclusive", 1.0, 0.0, 0.95, 0.0, 0.0, 1.0, "forward", 0.05, p_value=1.0)
     assert "can certify no delta(1) > 0" in str(pure)
 
     refuted = verdict.Verdict("violation", 1.0, 0.0, 1 - 3e-9, 0.37, 0.39, 8e-4, "reverse", 0.05, p_value=3e-9)
-    assert str(refuted) == ("violation of (1, 0): the 95% lower bound on delta(1) is 0.37 > the claimed 0 "
-                            "(p = 3e-09; reverse direction)")
+    assert str(refuted) == ("violation of (1, 0): the chosen event's 95% lower bound on delta(1) is 0.37 > the "
+                            "claimed 0 (p = 3e-09; reverse direction)")
     assert "p <= 1e-20" in str(dataclasses.replace(refuted, p_value=1e-20))

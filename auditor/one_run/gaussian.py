@@ -59,12 +59,17 @@ def _normality(x: np.ndarray) -> dict:
     return found
 
 
-def _rejection(checks: dict, sd_in: float, sd_out: float) -> str | None:
-    """Why the checks reject the model (None when they do not): a group whose scores are all equal, or
-    a p-value below `CHECK_LEVEL`."""
+def _rejection(checks: dict, sd_in: float, sd_out: float, tied: int) -> str | None:
+    """Why the checks reject the model (None when they do not): a group whose scores are all equal,
+    tied scores, or a p-value below `CHECK_LEVEL`. Equal scores have probability 0 under the model (a
+    Gaussian law has no atoms), so they reject it at level 0: they come from discrete or rounded
+    scores, whose tails the Gaussian bound cannot extrapolate."""
     for name, sd in (("included", sd_in), ("left-out", sd_out)):
         if sd == 0:
             return f"the {name} canaries' scores are all equal, which no Gaussian law gives"
+    if tied:
+        return (f"{tied} scores repeat another canary's score, which a Gaussian law never does (discrete or rounded "
+                "scores? give them at full precision)")
     named = {"Levene (equal variances)": checks["levene_p"]}
     for group in ("in", "out"):
         named.update({f"{test} ({group})": checks[group][key] for test, key in (("Shapiro-Wilk", "shapiro_p"),
@@ -95,7 +100,7 @@ def fit(scores: np.ndarray, included: np.ndarray, alpha: float) -> dict:
     constant = sd_in == 0 or sd_out == 0
     checks = {"in": _normality(inside), "out": _normality(outside),
               "levene_p": float(stats.levene(inside, outside).pvalue)} if not constant else {}
-    rejected = _rejection(checks, sd_in, sd_out)
+    rejected = _rejection(checks, sd_in, sd_out, scores.size - np.unique(scores).size)
     return {"n_in": n_in, "n_out": n_out, "mean_in": float(inside.mean()), "mean_out": float(outside.mean()),
             "sd_in": sd_in, "sd_out": sd_out, "sd_pooled": pooled,
             "shift": shift, "shift_interval": [shift - margin, shift + margin], "d_hat": shift / pooled,

@@ -53,6 +53,16 @@ def test_degenerate_scores_give_a_reason_not_a_crash():
         gaussian.estimate(np.linspace(0, 1, 40), included, 0.0, 0.05)
 
 
+def test_tied_scores_reject_the_model():
+    # a Gaussian law has no atoms: rounded or discrete scores are outside the model, however normal
+    # their histogram (here Gaussian scores rounded to 0.1: the five tests pass, the ties do not)
+    scores, included = idealized.draw(1000, 4.0, 1e-5, np.random.default_rng(0))
+    exact = gaussian.estimate(scores, included, 1e-5, 0.05)
+    rounded = gaussian.estimate(np.round(scores, 1), included, 1e-5, 0.05)
+    assert exact.certified and not rounded.certified
+    assert rounded.rejected.startswith(f"{1000 - np.unique(np.round(scores, 1)).size} scores repeat another")
+
+
 def test_median_is_above_steinke_in_the_idealized_setting():
     runs = idealized.idealized_eps_lo(1000, 4.0, 1e-5, 0.05, 9, seed=4, methods=["steinke", "gaussian"])
     assert np.median(runs["gaussian"]) > np.median(runs["steinke"])

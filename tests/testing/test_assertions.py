@@ -12,6 +12,9 @@ import pytest
 from ndis.auditor import AuditReport
 from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, assertions, family
 
+#: These tests call assert_dp directly, outside the session's family of counted audits, on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::ndis.testing.assertions.UncountedAudit")
+
 
 @pytest.fixture(autouse=True)
 def outside_any_session(monkeypatch):

@@ -53,14 +53,18 @@ def test_one_statistic_is_more_powerful_than_two_bounds():
     assert np.all(joint[split])
 
 
+def _random_case(rng, largest_n: int) -> tuple:
+    """Counts k_p >= k_q of n per side, an eps, a null delta and a level, drawn at random."""
+    n = int(rng.integers(200, largest_n))
+    k_q = int(rng.integers(0, n // 3))
+    k_p = int(rng.integers(k_q, min(n, 3 * k_q + 50) + 1))
+    return k_p, k_q, n, float(rng.uniform(0, 1.5)), float(rng.choice([0.0, 1e-3])), float(10 ** rng.uniform(-6, -1))
+
+
 def test_the_p_value_delta_lower_and_eps_lo_invert_the_test():
     rng = np.random.default_rng(2)
     for _ in range(15):
-        n = int(rng.integers(200, 20_000))
-        k_q = int(rng.integers(0, n // 3))
-        k_p = int(rng.integers(k_q, min(n, 3 * k_q + 50) + 1))
-        eps, d = float(rng.uniform(0, 1.5)), float(rng.choice([0.0, 1e-3]))
-        level = float(10 ** rng.uniform(-6, -1))
+        k_p, k_q, n, eps, d, level = _random_case(rng, 20_000)
         refuted = difference.rejects(k_p, k_q, n, eps, d, level)
         p = difference.p_value(k_p, k_q, n, eps, d)
         # the p-value: 2% relative resolution in the bisection
@@ -84,11 +88,7 @@ def test_the_p_value_bracketed_by_the_level_is_at_most_it_exactly_when_the_test_
     assert difference.p_value(782, 217, 1_500, 1.0, 0.0, level) <= level
     rng = np.random.default_rng(4)
     for _ in range(12):
-        n = int(rng.integers(200, 5_000))
-        k_q = int(rng.integers(0, n // 3))
-        k_p = int(rng.integers(k_q, min(n, 3 * k_q + 50) + 1))
-        eps, d = float(rng.uniform(0, 1.5)), float(rng.choice([0.0, 1e-3]))
-        level = float(10 ** rng.uniform(-6, -1))
+        k_p, k_q, n, eps, d, level = _random_case(rng, 5_000)
         p = difference.p_value(k_p, k_q, n, eps, d, level)
         assert (p <= level) == difference.rejects(k_p, k_q, n, eps, d, level)
         if 10**difference.LOG10_P_MIN < p < 1:

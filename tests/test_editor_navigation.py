@@ -17,6 +17,10 @@ CASES = [
     ("import ndis\nndis.get_mechanism", "mechanisms/registry.py", "def get"),
     ("from ndis.auditor.statistics.bounds import detectable_floor\ndetectable_floor", "auditor/statistics/bounds.py",
      "def detectable_floor"),
+    ("from ndis.testing import assert_dp\nassert_dp", "src/ndis/testing/assertions.py", "def assert_dp"),
+    ("import ndis.testing\nndis.testing.PrivacyViolation", "src/ndis/testing/assertions.py", "class PrivacyViolation"),
+    ("import ndis\nndis.load_dataset", "experiments/datasets.py", "def load"),
+    ("import ndis\nndis.audit_one_run", "auditor/one_run/audit.py", "def audit_one_run"),
 ]
 
 

@@ -17,49 +17,22 @@ reproductions), `ndis.core` (validation, eps grids, neighbour relations, curves)
 
 from __future__ import annotations
 
-import ast
-import importlib
-import pathlib
 from typing import TYPE_CHECKING
+
+from ._lazy import attach
 
 __version__ = "0.2.0"
 
-if TYPE_CHECKING:  # the one list of the everyday API: read by editors here, and below at run time
-    from ndis.auditor import AuditReport, audit, audit_search
-    from ndis.auditor.one_run import audit_one_run
-    from ndis.auditor.statistics.claims import claimed_curve, gaussian_dp
-    from ndis.experiments.datasets import load as load_dataset
-    from ndis.mechanisms import Mechanism
-    from ndis.mechanisms import get as get_mechanism
-    from ndis.mechanisms import names as mechanism_names
-    from ndis.theory import GaussianPair, Spectrum, spectrum
+if TYPE_CHECKING:  # the one list of the everyday API: followed by editors, loaded on first use (`_lazy`)
+    from .auditor import AuditReport, audit, audit_search
+    from .auditor.one_run import audit_one_run
+    from .auditor.statistics.claims import claimed_curve, gaussian_dp
+    from .experiments.datasets import load as load_dataset
+    from .mechanisms import Mechanism
+    from .mechanisms import get as get_mechanism
+    from .mechanisms import names as mechanism_names
+    from .theory import GaussianPair, Spectrum, spectrum
 
-
-def _everyday_api() -> dict[str, tuple[str, str]]:
-    """name -> (module, attribute), read from the TYPE_CHECKING block above without importing it."""
-    tree = ast.parse(pathlib.Path(__file__).read_text(encoding="utf-8"))
-    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
-    return {alias.asname or alias.name: (node.module, alias.name) for node in block.body for alias in node.names}
-
-
-_API = _everyday_api()
-_SUBPACKAGES = ("core", "theory", "mechanisms", "auditor", "experiments")
-
-__all__ = ["__version__", *_API, *_SUBPACKAGES]
-
-
-def __getattr__(name: str):
-    """Load an everyday name or a subpackage on first use, so `import ndis` stays cheap."""
-    if name in _API:
-        module, attribute = _API[name]
-        value = getattr(importlib.import_module(module), attribute)
-    elif name in _SUBPACKAGES:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module 'ndis' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, _names = attach(__name__, __file__, submodules=("core", "theory", "mechanisms", "auditor",
+                                                                      "experiments"))
+__all__ = ["__version__", *_names]

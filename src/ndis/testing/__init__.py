@@ -19,21 +19,12 @@ session) imports no numerical library.
 
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
-_NAMES = {"assert_dp": "assertions", "PrivacyViolation": "assertions", "UncountedAudit": "assertions",
-          "DEFAULT_SAMPLES": "assertions", "holm": "family", "UndeclaredAudit": "family"}
+from .._lazy import attach
 
-__all__ = sorted(_NAMES)
+if TYPE_CHECKING:  # the public names: followed by editors, loaded on first use (`ndis._lazy`)
+    from .assertions import DEFAULT_SAMPLES, PrivacyViolation, UncountedAudit, assert_dp
+    from .family import UndeclaredAudit, holm
 
-
-def __getattr__(name: str):
-    if name not in _NAMES:
-        raise AttributeError(f"module 'ndis.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -82,6 +82,30 @@ def test_the_import_graph_has_no_cycle():
     assert len(graph) > 40  # the walk saw the whole package
 
 
+#: The layers, lowest first (`ndis._lazy`, standard library only, is below them all; the namespace's own
+#: `__init__` lists every everyday name, so it sits on top). A module imports modules of its own layer
+#: and of lower ones only, at import time or inside a function alike.
+LAYERS = (("ndis._lazy",), ("ndis.core",), ("ndis.theory",), ("ndis.mechanisms",), ("ndis.auditor",),
+          ("ndis.experiments", "ndis.testing", "ndis.cli", "ndis.plot_process", "ndis.__main__", "ndis"))
+
+
+def _layer(module: str) -> int:
+    """The index in `LAYERS` of the layer holding `module` (the longest matching prefix)."""
+    found = [(len(prefix), index) for index, layer in enumerate(LAYERS) for prefix in layer
+             if module == prefix or module.startswith(prefix + ".")]
+    assert found, f"{module} is in no layer"
+    return max(found)[1]
+
+
+def test_the_layers_import_only_downwards():
+    # core -> theory -> mechanisms -> auditor -> experiments, testing, the command line
+    modules = _modules()
+    upwards = sorted(f"{name} imports {target}" for name, path in modules.items()
+                     for target in _imports(name, path, modules) if _layer(target) > _layer(name))
+    assert not upwards, upwards
+    assert {_layer(name) for name in modules} == set(range(len(LAYERS)))   # every layer holds modules
+
+
 def test_no_module_imports_a_top_level_name_outside_the_namespace():
     ours = {"core", "theory", "mechanisms", "auditor", "experiments"}
     for name, path in _modules().items():

@@ -2,16 +2,21 @@
 
 `audit(mech, D, D_prime, ...)` trains one score function to tell M(D) from M(D') and turns
 held-out scores into delta-hat(eps) for both directions, with a lower bound that holds
-simultaneously over the eps grid, the detectable floor and a verdict on a claimed (eps, delta).
-`audit_search` first searches the neighbouring pair of query vectors to audit (`pair_search`).
+simultaneously over the eps grid, the detectable floor and a verdict on a claimed (eps, delta);
+`Split`, `Execution` and `Scoring` group its options. `audit_sequential` tests a claim in rounds
+that stop as soon as it is refuted. `audit_search` first searches the neighbouring pair of query
+vectors to audit (`pair_search`).
 """
 
 from ndis.auditor.api import audit
-from ndis.auditor.pair_search import audit_search, search_pair
+from ndis.core.options import Execution, Scoring, Split
+from ndis.auditor.sequential import audit_sequential
+from ndis.auditor.pair_search import Search, audit_search, search_pair
 from ndis.auditor.reporting.report import AuditReport
 from ndis.auditor.sampling.adapters import Batched as batched
 from ndis.auditor.sampling.adapters import PerSample as per_sample
 from ndis.auditor.scoring.scorers import Scorer
 from ndis.auditor.statistics.verdict import Verdict
 
-__all__ = ["audit", "audit_search", "search_pair", "AuditReport", "Scorer", "Verdict", "batched", "per_sample"]
+__all__ = ["audit", "audit_sequential", "audit_search", "search_pair", "AuditReport", "Scorer", "Verdict", "batched",
+           "per_sample", "Split", "Execution", "Scoring", "Search"]

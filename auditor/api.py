@@ -23,7 +23,7 @@ import numpy as np
 
 from ndis.core import budget
 from ndis.core import neighbors as relations
-from ndis.core.validation import as_data, as_eps_grid
+from ndis.core.validation import as_data, as_eps_grid, as_int
 
 from ndis.auditor.scoring import features as features_module
 from ndis.auditor.statistics import claims
@@ -39,11 +39,12 @@ from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify_all
 from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
+from ndis.core.options import Execution, Scoring, Split
 from ndis.auditor.reporting.report import AuditReport, partial_report, versions
-from ndis.auditor.sequential import audit_sequential
 from ndis.auditor.statistics.verdict import check_claim, judge
 
-METHODS = ("threshold", "eureka")
+#: The eps grid of an audit given none (`eps=None`): 41 points from 0 to 2.
+DEFAULT_EPS = np.linspace(0.0, 2.0, 41)
 _PROBE_KEY = 7  # spawn-key prefix of the shape probe, disjoint from the sample streams (0, 1)
 _SCORER_KEY = 2  # spawn-key prefix of scorer seeds
 _PILOT_KEY = 8  # spawn-key prefix of the neighbour screen: its samples are independent of the audit's
@@ -132,33 +133,33 @@ def _output_shape(mech, draws, data, root, executor, name):
     return shapes[0]
 
 
-def _relation(mech, D_prime, neighbor):
-    """(relation, rows) of the neighbour spec; without one, `core.neighbors.DEFAULT_NEIGHBOR` when D'
-    is missing, else the mechanism's declared relation (or None)."""
+def _relation(mech, D_prime, neighbor) -> relations.Neighbor | None:
+    """The neighbour spec (`core.neighbors.Neighbor`); without one, `core.neighbors.DEFAULT_NEIGHBOR`
+    when D' is missing, else the mechanism's declared relation (or None)."""
     if neighbor == "search":
         raise ValueError("neighbor='search' is `ndis.auditor.audit_search(mech, claimed, dimension=K, sensitivity=S)`: "
                          "the pair search, then the audit of the pair found (auditor.pair_search)")
     if neighbor is not None:
-        return relations.parse(neighbor)
+        return relations.Neighbor.parse(neighbor)
     if D_prime is None:
-        return relations.parse(relations.DEFAULT_NEIGHBOR)
+        return relations.Neighbor.parse(relations.DEFAULT_NEIGHBOR)
     declared = getattr(mech, "neighbor", None)
-    return (declared if isinstance(declared, str) and declared in relations.RELATIONS else None), None
+    return relations.Neighbor(declared) if isinstance(declared, str) and declared in relations.RELATIONS else None
 
 
-def _replaced(D, D_prime, relation, rows, replacement):
-    """D' built from `replacement` (the new row for replace:ROW, (column, value) for entry:ROW), or
-    D_prime unchanged without one."""
-    if replacement is None:
-        if relation not in relations.ROW_RELATIONS and D_prime is None and isinstance(rows, int):
-            raise ValueError(f"neighbor='{relation}:{rows}' needs the new values: replacement=[...] (the new row) for "
-                             "replace, replacement=(column, value) for entry; or pass D_prime")
+def _replaced(D, D_prime, neighbor: relations.Neighbor | None):
+    """D' built from the spec's `replacement` (the new row for replace:ROW, (column, value) for
+    entry:ROW), or D_prime unchanged without one."""
+    if neighbor is None or neighbor.replacement is None:
+        if (neighbor is not None and neighbor.relation not in relations.ROW_RELATIONS and D_prime is None
+                and isinstance(neighbor.row, int)):
+            raise ValueError(f"neighbor='{neighbor}' needs the new values: Neighbor('{neighbor.relation}', "
+                             f"{neighbor.row}, replacement=...) (the new row for replace, (column, value) for entry); "
+                             "or pass D_prime")
         return D_prime
     if D_prime is not None:
-        raise ValueError("give either D_prime or replacement, not both")
-    if relation in relations.ROW_RELATIONS or not isinstance(rows, int):
-        raise ValueError("replacement goes with neighbor='replace:ROW' (the new row) or 'entry:ROW' ((column, value))")
-    return relations.make(D, relation, rows, replacement)
+        raise ValueError("give either D_prime or a neighbour's replacement, not both")
+    return relations.make(D, neighbor.relation, neighbor.row, neighbor.replacement)
 
 
 def _check_different(D, D_prime):
@@ -189,21 +190,6 @@ def _mechanism_info(mech, sampler):
             "params": dict(params) if isinstance(params, dict) else None}
 
 
-def _named(mech, params):
-    """A mechanism given by name (`ndis.mechanisms.resolve`, with `params`), or `mech` itself."""
-    if isinstance(mech, str):
-        from ndis.mechanisms import resolve
-
-        try:
-            return resolve(mech, **(params or {}))
-        except ValueError as error:
-            raise ValueError(f"{error} (the registered names are listed by ndis.mechanisms.names())") from None
-    if params:
-        raise TypeError("params= goes with a mechanism given by name, e.g. audit('gaussian', D, params={'sigma': 1}); "
-                        "bind a callable's parameters with functools.partial")
-    return mech
-
-
 def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
     """The samples per side whose split (`budget.split`) holds out at least n_held."""
     n = int(np.ceil(n_held / (1 - train_fraction)))
@@ -213,35 +199,32 @@ def _samples_for_held_out(n_held, train_fraction, max_train) -> int:
 @dataclass
 class _Plan:
     """Everything `audit` checked before any work: the mechanism as a sampler, the datasets and the
-    neighbour relation, the grid, the claims, the scorers and the split of the samples."""
+    neighbour relation, the grid, the claims, the scorers, the sample budget and its split, and how
+    the samples are drawn."""
 
     mech: object
     sampler: object
     D: object
     D_prime: object
-    relation: str | None
-    rows: object
+    neighbor: relations.Neighbor | None
     row: int | None
     eps: np.ndarray
     alpha: float
-    method: str
+    n_samples: int
+    scoring: Scoring
+    split: Split
+    execution: Execution
     claimed: tuple | None
     curve_claim: claims.ClaimedCurve | None
     factories: list | None
     sizes: tuple | None
     root: np.random.SeedSequence
-    options: dict
 
 
-def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10**6, seed=None, scorer="auto",
-          features="auto", alpha: float = 0.05, claimed=None, n_jobs: int | None = None,
-          backend: str | None = None,
-          method: str = "threshold", *, params: dict | None = None, neighbor: str | None = None,
-          screen_fraction: float = 0.2, scheduler=None, exact=None, train_fraction: float = 0.5,
-          max_train: int = 10**6, validation_fraction: float = 0.25, chunk_size: int | None = None,
-          progress: bool | str | Callable[[str], None] | None = None, eureka_options: dict | None = None,
-          literal: bool = False, streaming: bool = True, replacement=None, dashboard: bool = False,
-          sequential: bool = False, max_seconds: float | None = None) -> AuditReport:
+def audit(mech, D, D_prime=None, *, eps=None, n_samples: int = 10**6, claimed=None, alpha: float = 0.05, seed=None,
+          neighbor: str | relations.Neighbor | None = None, scorer="auto", split: Split | None = None,
+          execution: Execution | None = None,
+          progress: bool | str | Callable[[str], None] | None = None) -> AuditReport:
     """Black-box privacy spectrum of `mech` on the neighbouring datasets (D, D').
 
     The phases, in order: validate every argument (`_validate`; nothing is sampled before it
@@ -252,131 +235,79 @@ def audit(mech, D, D_prime=None, eps=np.linspace(0, 2, 41), n_samples: int = 10*
 
     Parameters
     ----------
-    What is audited:
-
     mech : a Mechanism (has `sampler(D)` or `sample(D, n, rng)`), a registered name such as
-        "gaussian" (its parameters in `params`; see `ndis.mechanisms.names()`), a batched callable
-        f(data, n, rng) -> (n, ...), a per-sample callable f(data, rng) -> sample (batched and
-        parallelised here), or one of the wrappers `auditor.batched` / `auditor.per_sample`.
-    params : the parameters of a mechanism given by name.
+        "gaussian" (with its default parameters; `ndis.get_mechanism(name, **parameters)` sets them),
+        a batched callable f(data, n, rng) -> (n, ...), a per-sample callable f(data, rng) -> sample
+        (batched and parallelised here), or one of the wrappers `auditor.batched` /
+        `auditor.per_sample`, which also take the mechanism's known exact curve (`exact=`) to draw
+        beside the estimate.
     D, D_prime : the datasets: 2-D arrays (rows = records) whenever a neighbour relation is used
         (validated by `ndis.core.validation.as_data`, as is any numeric 2-D array); plug-in
-        callables may take any other objects. D_prime may be None with `neighbor="remove:worst"`
-        (see `auditor.sampling.neighbors.select`).
-    neighbor : relation spec ("remove", "zero:3", "remove:worst", ...; `core.neighbors`). Without
-        one, D' is chosen by `core.neighbors.DEFAULT_NEIGHBOR` ("remove:worst", as on the command
-        line) when D_prime is None; a given D_prime is checked to be a neighbour of D under the
-        relation (or the mechanism's declared `neighbor`), and must differ from D.
-    replacement : the new values of D' with neighbor="replace:ROW" (the new row) or "entry:ROW"
-        ((column, value)), instead of D_prime.
-    screen_fraction : the black-box "worst" row screen (for mechanisms without `worst_neighbor`)
-        spends at most this fraction of 2 x n_samples on pilot audits of up to 6 candidate rows,
-        each of at least 1,000 samples per side; when that does not allow two pilots (e.g. 0), the
-        largest-leverage row is taken without a screen. Recorded in `report.info["screen"]`.
-    literal : sample the mechanism's literal algorithm (as the paper writes it) instead of its
-        fast exact sampler, as a control.
-    exact : optional exact curve (array or callable) for plain callables without an output law.
-
-    What is estimated and tested:
-
-    eps : grid of finite eps values up to `core.budget.MAX_EPS` = 709.78, where e^eps overflows (negative ones
-        allowed: delta(eps) >= 1 - e^eps there).
+        callables may take any other objects. D_prime may be None: the neighbour spec then makes D'.
+    eps : grid of finite eps values up to `core.budget.MAX_EPS` = 709.78, where e^eps overflows
+        (negative ones allowed: delta(eps) >= 1 - e^eps there). None: `DEFAULT_EPS`, 41 points from
+        0 to 2.
+    n_samples : samples per side; `split` says how they are spent (training, validation, held
+        out). Sizes whose estimated memory (`core.budget.estimate`: grid, sampling tasks, training
+        samples, output chunks) exceeds what the machine has available are refused before any work.
+    claimed : (eps0, delta0) to test, delta0 = 0 for pure DP; gives `report.verdict` ("violation",
+        "no violation found" or "inconclusive", never a proof of privacy) and, when not violated and
+        delta0 > 0, the samples per side that would make delta0 detectable (`report.samples_needed`).
+        Anything else is a claimed curve (`auditor.statistics.claims`: arrays (eps, delta), a CSV
+        path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`, a dp_accounting PLD,
+        accountant or DpEvent), checked at every eps of the grid against the simultaneous lower
+        bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
     alpha : the lower bound holds simultaneously over the grid with probability >= 1 - alpha; the
         verdict and each certified epsilon (`report.eps_lo(delta)`) are separate statements, each
         at confidence 1 - alpha (all of them together: 1 - (2 + number of deltas) alpha, by a
         union bound).
-    claimed : (eps0, delta0) to test, delta0 = 0 for pure DP; gives `report.verdict` ("violation",
-        "no violation found" or "inconclusive", never a proof of privacy) and, when not violated and
-        delta0 > 0, the samples per side that would make delta0 detectable
-        (`report.info["samples_needed"]`). Anything else is a claimed curve (`auditor.statistics.claims`:
-        arrays (eps, delta), a CSV path, a callable, a GaussianPair or Spectrum, `gaussian_dp(mu)`,
-        a dp_accounting PLD, accountant or DpEvent), checked at every eps of the grid against the
-        simultaneous lower bound: `report.claim` ("refuted" / "not refuted", `claims.ClaimCheck`).
-    method : "threshold" (one score, whole curve, simultaneous bounds) or "eureka" (the papers'
-        estimator, `auditor.eureka`).
-    sequential : with a claim and D_prime, spend n_samples per side in rounds (a screening audit, then
-        its event confirmed on fresh samples) that stop as soon as the claim is refuted or going on is
-        futile, at level alpha over the stopping time (`auditor.sequential`);
-        `report.info["samples_used"]` and `report.info["sequential"]` say what was drawn and why it stopped.
-    eureka_options : for method="eureka": classifier ("knn" or "mlp"), k, train_fraction.
-
-    The sample budget:
-
-    n_samples : samples per side; min(train_fraction * n, max_train) train the score (of which
-        `validation_fraction` validate it), the rest are held out for the estimate and bounds; each
-        part needs at least 50 (`core.budget.minimum_samples()`: 400 with the default split). Sizes
-        whose estimated memory (`core.budget.estimate`: grid, sampling tasks, training samples,
-        output chunks) exceeds what the machine has available are refused before any work.
-    max_seconds : refuse (ValueError, before any work) an audit whose estimated time exceeds it: the
-        lower bound `core.budget.estimate` (a sequential audit's: all its rounds, as when the claim
-        holds); None (default): no limit.
-    train_fraction, max_train, validation_fraction : the split of each side's samples.
-    streaming : True (default): held-out scores are counted chunk by chunk on fixed edges
-        (`auditor.statistics.histogram`) and never kept, so memory does not grow with n_samples; the lower
-        bound, certificates and verdict are exact, the point estimate runs over the edges and its
-        error bound is `report.info["estimation"]["sweep_error"]` (also added to the upper band).
-        False keeps every held-out score (O(n) memory): the same bounds and verdict, an exact sweep.
-
-    The score:
-
-    scorer : "auto" (least validation log-loss among `scorers.AUTO_CANDIDATES`, by successive halving:
-        clear losers on 1/8 of the fit set are not refitted, candidates that do not apply to the
-        outputs are skipped, and when both sides' validation rows pass Mardia's normality tests only the
-        Gaussian plug-in is fitted, from two means and covariances; `auditor.scoring.selection`), a
-        registered name ("quadratic", "gaussian", "knn", "mlp", "boosting", "density", "spline", "segments"
-        or one added by `scorers.register`), or an object
-        satisfying the `Scorer` protocol: fit(X_p, X_q, seed) -> self, log_odds(X) -> (n,) array.
-    features : "auto" (the mechanism's `features`, else flatten), "flatten", "gram" or a callable.
-
-    How it runs:
-
-    seed : None (default: fresh entropy, recorded in `report.info["seed"]["entropy"]`), an int or a
-        SeedSequence; the same seed gives the same report for any n_jobs / backend, so
-        `audit(..., seed=report.info["seed"]["entropy"])` re-runs an audit exactly.
-    n_jobs, backend, scheduler : parallel sampling on threads of this process ("threads"), joblib
-        worker processes ("loky") or Dask ("dask"; scheduler address or Client, default a local cluster
-        of n_jobs in-process workers listening on 127.0.0.1 only, `chunks.local_cluster`). By default
-        (None), a mechanism of ndis (`thread_safe`) is sampled on one thread per core and any other
-        sampler sequentially; n_jobs=-1 is all cores, and backend None with n_jobs given is loky
-        for a sampler not known to be thread-safe. `report.info` records what ran.
-    dashboard : with backend="dask" and no scheduler, serve the local cluster's Dask dashboard on
-        127.0.0.1 (this machine only; off by default).
-    chunk_size : samples per sampling task (default: min(n / 20, about 32 MB of output) per phase
-        of n samples, see `chunks.chunk_size_for`).
+    seed : None (default: fresh entropy, recorded in `report.seed`), an int or a SeedSequence; the
+        same seed gives the same report for any workers or backend, so
+        `audit(..., seed=report.seed.entropy)` re-runs an audit exactly.
+    neighbor : the neighbour relation: a spec string ("remove", "zero:3", "remove:worst", ...;
+        `core.neighbors`) or a `core.neighbors.Neighbor` (which also carries the new values of a
+        replace or entry neighbour). Without one, D' is chosen by `core.neighbors.DEFAULT_NEIGHBOR`
+        ("remove:worst", as on the command line) when D_prime is None; a given D_prime is checked
+        to be a neighbour of D under the relation (or the mechanism's declared `neighbor`), and must
+        differ from D. The black-box "worst" screen is recorded in `report.screen`.
+    scorer : the score: "auto", a registered scorer's name, a `Scorer` object, or a `Scoring` (which
+        also sets the feature map and the method, `ndis.Scoring`).
+    split : how each side's samples are spent (`ndis.Split`); None: the defaults.
+    execution : where and how the samples are drawn: workers, backend, chunks, streaming, a time
+        limit (`ndis.Execution`); None: the defaults (a mechanism of ndis, `thread_safe`,
+        on one thread per core; any other sampler sequentially).
     progress : None (default) = tqdm bars counting samples on a terminal or in a notebook, else lines on
         stderr (one per phase, and one every 10 s of a long one); True = bars, False = silent, "bars" /
         "lines", or a callable that gets the lines instead of stderr (`auditor.reporting.progress`).
 
     Returns
     -------
-    AuditReport; with method="threshold" it certifies an epsilon (`auditor.statistics.certify`) at delta = 0,
-    at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`, and a
-    Gaussian-DP parameter with the score's trade-off view (`auditor.statistics.gdp`): `report.gdp.mu_lo`.
-    `report.info["timings"]` holds the wall time in seconds of each phase, in the order they ran
-    (validation, preparation, sampling_training, training, held_out_edges, sampling_held_out,
-    estimation, exact_curve, certificates_and_verdict; the eureka method's estimation is one), and
-    the `total`, which also counts starting and stopping the workers.
+    AuditReport
+        With the threshold method it certifies an epsilon (`auditor.statistics.certify`) at delta = 0,
+        at `certify.DEFAULT_DELTA` = 1e-5 and at the claimed delta: `report.eps_lo(delta)`, and a
+        Gaussian-DP parameter with the score's trade-off view (`auditor.statistics.gdp`):
+        `report.gdp.mu_lo`. `report.timings` holds the wall time in seconds of each phase, in the
+        order they ran, and the `total`.
 
     Raises
     ------
     progress.Interrupted (a KeyboardInterrupt) on Ctrl-C, saying which phase was under way and
     what was completed; its `partial` is the partial report (`reporting.report.partial_report`:
     the phases completed and what they found).
+
+    See Also
+    --------
+    audit_sequential : the same audit of a claim in rounds that stop as soon as it is refuted.
     """
-    if sequential:
-        return audit_sequential(audit, {name: value for name, value in locals().items() if name != "sequential"})
     started = time.perf_counter()
-    plan = _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor,
-                     replacement, screen_fraction, literal, (train_fraction, max_train, validation_fraction),
-                     dict(n_samples=n_samples, features=features, chunk_size=chunk_size, streaming=streaming,
-                          screen_fraction=screen_fraction, exact=exact, eureka_options=eureka_options, n_jobs=n_jobs,
-                          max_seconds=max_seconds))
+    plan = _validate(mech, D, D_prime, eps, n_samples, claimed, alpha, seed, neighbor, scorer, split, execution)
     timings = {"validation": time.perf_counter() - started}
     progress = Progress.auto(progress)
-    executor = chunks.Executor(n_jobs, backend, scheduler, progress, dashboard=dashboard,
+    run = plan.execution
+    executor = chunks.Executor(run.n_jobs, run.backend, run.scheduler, progress, dashboard=run.dashboard,
                                thread_safe=plan.sampler.thread_safe)
-    info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": int(n_samples), "alpha": alpha,
-            "method": method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
+    info = {**_mechanism_info(plan.mech, plan.sampler), "n_samples": plan.n_samples, "alpha": plan.alpha,
+            "method": plan.scoring.method, "seed": {"entropy": plan.root.entropy, "spawn_key": list(plan.root.spawn_key)},
             "n_jobs": executor.workers, "backend": executor.backend}
     try:
         with executor:
@@ -403,44 +334,42 @@ def _timed(timings: dict, phase: str):
         timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - started
 
 
-def _validate(mech, D, D_prime, eps, n_samples, seed, scorer, alpha, claimed, method, params, neighbor, replacement,
-              screen_fraction, literal, split, options) -> _Plan:
+def _validate(mech, D, D_prime, eps, n_samples, claimed, alpha, seed, neighbor, scorer, split, execution) -> _Plan:
     """Phase 1: every argument checked (ValueError / TypeError naming it) before anything is sampled,
-    and the sizes checked against the memory available (`core.budget`)."""
-    mech = _named(mech, params)
-    eps = as_eps_grid(eps)
+    and the sizes checked against the memory available (`core.budget`). The option groups checked
+    themselves when they were made (`core.options`)."""
+    mech = adapters.resolve(mech)
+    eps = as_eps_grid(DEFAULT_EPS if eps is None else eps)
     _check_grid(eps)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
-    if not 0 <= screen_fraction <= 1:
-        raise ValueError(f"screen_fraction must lie in [0, 1], got {screen_fraction}")
-    chunk_size = options["chunk_size"]
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral)
-                                   or chunk_size < 1):
-        raise ValueError(f"chunk_size must be None (automatic) or a positive integer, got {chunk_size!r}")
-    claimed, curve_claim = _claims(claimed, method, eps)
+    n_samples = as_int("n_samples", n_samples)
+    scoring = Scoring.of(scorer)
+    split, execution = split or Split(), execution or Execution()
+    for name, value, kind in (("split", split, Split), ("execution", execution, Execution)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be an ndis.{kind.__name__} or None, got {type(value).__name__}")
+    claimed, curve_claim = _claims(claimed, scoring.method, eps)
     factories = sizes = None
-    if method == "threshold":
-        factories = _scorer_factories(scorer)
-        sizes = budget.split(n_samples, *split)
+    if scoring.method == "threshold":
+        factories = _scorer_factories(scoring.scorer)
+        sizes = budget.split(n_samples, *split.training)
         _check_power(eps, sizes[2], alpha)
-    budget.check(eps.size, n_samples, options["max_seconds"], sizes=sizes or (n_samples, 0, 0),
-                 n_jobs=options["n_jobs"], streaming=options["streaming"])
+    budget.check(eps.size, n_samples, execution.max_seconds, sizes=sizes or (n_samples, 0, 0),
+                 n_jobs=execution.n_jobs, streaming=execution.streaming)
     root = chunks.as_seed_sequence(seed)
-    sampler = adapters.as_sampler(mech, literal)
-    relation, rows = _relation(mech, D_prime, neighbor)
+    sampler = adapters.as_sampler(mech, execution.literal)
+    relation = _relation(mech, D_prime, neighbor)
     D = _dataset(D, "D", relation is not None)
-    D_prime = _replaced(D, D_prime, relation, rows, replacement)
-    row = rows if replacement is not None else None
+    D_prime = _replaced(D, D_prime, relation)
+    row = relation.row if relation is not None and relation.replacement is not None else None
     if D_prime is not None:
         D_prime = _dataset(D_prime, "D_prime", relation is not None)
         _check_different(D, D_prime)
-        if relation is not None and replacement is None:
-            row = _check_neighbors(D, D_prime, relation, declared=neighbor is None)
-    return _Plan(mech, sampler, D, D_prime, relation, rows, row, eps, alpha, method, claimed, curve_claim, factories,
-                 sizes, root, {**options, "split": split})
+        if relation is not None and relation.replacement is None:
+            row = _check_neighbors(D, D_prime, relation.relation, declared=neighbor is None)
+    return _Plan(mech, sampler, D, D_prime, relation, row, eps, alpha, n_samples, scoring, split, execution, claimed,
+                 curve_claim, factories, sizes, root)
 
 
 def _claims(claimed, method, eps):
@@ -463,46 +392,45 @@ def _prepare_pair(plan: _Plan, executor, info):
     """Phase 2: the prepared samplers of D and D' (choosing D' when only a neighbour spec is given,
     `_choose_neighbour`) and the per-sample output shape; the neighbour and the screen go to `info`.
     Returns (draws, shape)."""
-    o = plan.options
     draw_D = plan.sampler.prepare(plan.D)
     screen, row, how = None, plan.row, "given"
+    fraction, chunk_size = plan.split.screen_fraction, plan.execution.chunk_size
     if plan.D_prime is None:
-        budget_samples = int(o["screen_fraction"] * o["n_samples"])
-        pilot_options = dict(eps=plan.eps, alpha=plan.alpha, features=o["features"], chunk_size=o["chunk_size"],
-                             split=o["split"])
+        budget_samples = int(fraction * plan.n_samples)
+        pilot_options = dict(eps=plan.eps, alpha=plan.alpha, features=plan.scoring.features, chunk_size=chunk_size,
+                             split=plan.split)
         row, plan.D_prime, how, draw_D_prime, screen = _choose_neighbour(
-            plan.mech, plan.sampler, plan.D, draw_D, plan.relation, plan.rows, chunks.chunk_seed(plan.root, _PILOT_KEY),
-            executor, pilot_options, budget_samples, o["screen_fraction"])
+            plan.mech, plan.sampler, plan.D, draw_D, plan.neighbor, chunks.chunk_seed(plan.root, _PILOT_KEY),
+            executor, pilot_options, budget_samples, fraction)
     else:
         draw_D_prime = plan.sampler.prepare(plan.D_prime)
     draws = (draw_D, draw_D_prime)
     shape = _output_shape(plan.mech, draws, (plan.D, plan.D_prime), plan.root, executor, plan.sampler.name)
-    chunk_size = o["chunk_size"]
+    relation = None if plan.neighbor is None else plan.neighbor.relation
     info.update(output_shape=list(shape),
                 chunk_size=int(chunk_size) if chunk_size else "min(n / 20, 32 MB of output) per phase",
-                neighbor={"relation": plan.relation, "row": row, "how": how}, screen=screen, versions=versions())
+                neighbor={"relation": relation, "row": row, "how": how}, screen=screen, versions=versions())
     return draws, shape
 
 
 def _estimate(plan: _Plan, draws, shape, executor, timings, info):
     """Phases 3 and 4: the curves (and the threshold method's evidence) by the chosen method."""
-    o = plan.options
-    if plan.method == "eureka":
+    run, scoring = plan.execution, plan.scoring
+    if scoring.method == "eureka":
         with _timed(timings, "estimation"):
-            curves = eureka_spectrum(draws, plan.eps, o["n_samples"], plan.root, executor, o["chunk_size"], shape,
-                                     plan.alpha, o["features"], plan.mech, plan.sampler.name,
-                                     **(o["eureka_options"] or {}))
+            curves = eureka_spectrum(draws, plan.eps, plan.n_samples, plan.root, executor, run.chunk_size, shape,
+                                     plan.alpha, scoring.features, plan.mech, plan.sampler.name, **scoring.eureka)
         info.update(curves.pop("info"))
         return curves, None
-    return _threshold_method(plan.mech, draws, plan.eps, plan.root, executor, o["chunk_size"], shape, plan.alpha,
-                             plan.factories, o["features"], plan.sizes, timings, info, plan.sampler.name,
-                             streaming=o["streaming"])
+    return _threshold_method(plan.mech, draws, plan.eps, plan.root, executor, run.chunk_size, shape, plan.alpha,
+                             plan.factories, scoring.features, plan.sizes, timings, info, plan.sampler.name,
+                             streaming=run.streaming)
 
 
 def _conclude(plan: _Plan, curves, evidence, info, sampling_rate, timings) -> AuditReport:
     """Phase 5: the exact curve, the certificates (eps_lo, mu_lo), the verdict on a claimed point and
     the check of a claimed curve, as the report."""
-    exact = plan.options["exact"]
+    exact = getattr(plan.sampler, "exact", None)
     try:
         with _timed(timings, "exact_curve"):
             exact_values, info["theory"] = exact_curve(plan.mech, plan.D, plan.D_prime, plan.eps, exact)
@@ -522,7 +450,7 @@ def _certify(plan: _Plan, curves, evidence, info, sampling_rate) -> tuple:
     verdict would need go to info."""
     verdict, certificates, gdp_certificate, claim_check = None, [], None, None
     alpha, claimed = plan.alpha, plan.claimed
-    if plan.method == "threshold":
+    if plan.scoring.method == "threshold":
         deltas = sorted({0.0, DEFAULT_DELTA} | ({check_claim(claimed)[1]} if claimed is not None else set()))
 
         def certify_gdp():
@@ -537,7 +465,7 @@ def _certify(plan: _Plan, curves, evidence, info, sampling_rate) -> tuple:
     if claimed is not None:
         verdict = judge(claimed, evidence.roc_valid, evidence.held, alpha, n_select=evidence.n_valid)
         if verdict != "violation" and verdict.delta > 0:
-            _samples_needed(verdict, sampling_rate, *plan.options["split"][:2], info)
+            _samples_needed(verdict, sampling_rate, plan.split.train_fraction, plan.split.max_train, info)
     if plan.curve_claim is not None:
         claim_check = claims.check(plan.curve_claim, curves["lower"], curves["estimate"], alpha)
         claim_check.tradeoff = plan.curve_claim.tradeoff(gdp.TRADEOFF_POINTS, plan.eps)
@@ -564,8 +492,7 @@ def _samples_needed(verdict, rate, train_fraction, max_train, info):
                               "sampling_rate": rate, "seconds": verdict.seconds_needed}
 
 
-def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, pilot_options, budget_samples,
-                      fraction):
+def _choose_neighbour(mech, sampler, D, draw_D, neighbor, seed, executor, pilot_options, budget_samples, fraction):
     """(row, D', how, prepared sampler of D', screen info) for a neighbour spec (`neighbors.select`).
 
     A black-box screen scores up to 6 candidate D' by small audits (quadratic scorer,
@@ -590,13 +517,15 @@ def _choose_neighbour(mech, sampler, D, draw_D, relation, rows, seed, executor, 
         o = pilot_options
         shape = _output_shape(mech, draws, (D, D_candidate), seed, executor, sampler.name)
         curves, _ = _threshold_method(mech, draws, o["eps"], seed, executor, o["chunk_size"], shape, o["alpha"],
-                                      _scorer_factories("quadratic"), o["features"], budget.split(n_pilot, *o["split"]),
+                                      _scorer_factories("quadratic"), o["features"],
+                                      budget.split(n_pilot, *o["split"].training),
                                       {}, {}, sampler.name, prefix=f"screen row {row}: ")
         scores[row] = float(np.mean(curves["estimate"].delta))
         return scores[row]
 
     with phase:
-        row, D_prime, how = neighbors.select(mech, D, relation, rows, pilot, n_candidates=n_candidates, seed=seed)
+        row, D_prime, how = neighbors.select(mech, D, neighbor.relation, neighbor.row, pilot, n_candidates=n_candidates,
+                                             seed=seed)
     screen = None
     if how == "screen":
         screen = {"fraction": fraction, "rows": list(scores), "scores": list(scores.values()),

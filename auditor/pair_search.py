@@ -39,10 +39,13 @@ import math
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ndis.auditor.api import audit
+from ndis.core.options import Execution, Scoring, Split
+from ndis.auditor.reporting.report import AuditReport
 from ndis.auditor.reporting.progress import Interrupted, Progress
 from ndis.auditor.sampling.chunks import as_seed_sequence, chunk_seed
 from ndis.auditor.statistics.verdict import check_claim
@@ -61,6 +64,40 @@ PILOT_MIN = 2_000  # samples per side of the smallest pilot
 MAX_TRIALS = 24  # default trials at most: 24 detected more of the zoo than 48 (docs/auditor/pair-search.md)
 _FINAL_KEY, _PILOT_KEY, _SAMPLER_KEY, _CONFIRM_KEY = 0, 1, 2, 3  # spawn keys under the search's root seed
 _REACH = 3.0  # d_i is drawn in [-3, 3], then clipped to [-1, 1]: a third of the draws on each face
+
+
+@dataclass(frozen=True)
+class Search:
+    """What the pair search explores, and how it spends its share of the budget.
+
+    Parameters
+    ----------
+    dimension, sensitivity : k and the sensitivity s (default the mechanism's `sensitivity`); pairs
+        move every query by at most s (in the mechanism's `norm`, default L-infinity).
+    start : pairs (D, D') tried first (one pair or a list); default StatDP's patterns of dimension k.
+    fraction : the share of the budget the pilots spend; the rest is the final audit's. With
+        n_confirm = 0 the pilots are `n_trials` equal ones (default: as many as the share allows at
+        2,000 samples per side, at most 24); otherwise half the share goes to them and half to
+        re-auditing the `n_confirm` best trials on fresh seeds (one round of successive halving:
+        Karnin, Koren & Somekh 2013), which choose the winner, free of the selection bias of the
+        best of many noisy pilots. Every pilot has >= 2,000 samples per side.
+    objective : a key of `OBJECTIVES` ("sweep" (default), "estimate", "estimate-se", "lower", "eps-lo").
+    pilot_eps : the eps at which the pilots and re-audits are read (default None: the claimed eps0;
+        0 reads the total variation distance). The final audit tests the claim at eps0 either way.
+    pilot_scorer : the pilots' scorer (default "quadratic").
+    box : (low, high) of the query values q; default s beyond the start pairs' values.
+    """
+
+    dimension: int | None = None
+    sensitivity: float | None = None
+    start: Any = None
+    fraction: float = 0.2
+    n_trials: int | None = None
+    n_confirm: int = 4
+    objective: str = DEFAULT_OBJECTIVE
+    pilot_eps: float | None = None
+    pilot_scorer: str = "quadratic"
+    box: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,31 +211,23 @@ def _claim(mech, claimed) -> tuple[float, float]:
     return check_claim(claimed)
 
 
-def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
-                n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
-                seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_eps: float | None = None,
-                pilot_scorer: str = "quadratic", box=None, alpha: float = 0.05,
-                progress: bool | str | None = None, **pilot_options) -> PairSearch:
+def search_pair(mech, claimed=None, *, search: Search | None = None, n_samples: int = 10**6, seed=None,
+                alpha: float = 0.05, features="auto", progress: bool | str | None = None) -> PairSearch:
     """Search the neighbouring pair of query vectors on which `mech` looks least like `claimed`.
 
+    Parameters
+    ----------
     mech : a mechanism on (1, k) query-answer datasets (a Mechanism, a registered name, a callable).
     claimed : (eps0, delta0); default the mechanism's `claim()`.
-    dimension, sensitivity : k and the sensitivity s (default the mechanism's `sensitivity`); pairs
-        move every query by at most s (in the mechanism's `norm`, default L-infinity).
-    start : pairs (D, D') tried first (one pair or a list); default StatDP's patterns of dimension k.
-    n_samples : the whole budget per side; the pilots spend `fraction` of it, the rest is the final
-        audit's (`final_samples`). With n_confirm = 0 the pilots are `n_trials` equal ones (default:
-        as many as the share allows at 2,000 samples per side, at most 24); otherwise half the share
-        goes to them and half to re-auditing the `n_confirm` best trials on fresh seeds
-        (one round of successive halving: Karnin, Koren & Somekh 2013), which choose the winner,
-        free of the selection bias of the best of many noisy pilots. Every pilot has >= 2,000
-        samples per side.
-    objective : a key of `OBJECTIVES` ("sweep" (default), "estimate", "estimate-se", "lower", "eps-lo").
-    pilot_eps : the eps at which the pilots and re-audits are read (default None: the claimed eps0;
-        0 reads the total variation distance). The final audit tests the claim at eps0 either way.
-    box : (low, high) of the query values q; default s beyond the start pairs' values.
-    pilot_options : further `audit` options of the pilots (e.g. features).
+    search : what is explored and how (`Search`); None: the defaults.
+    n_samples : the whole budget per side; the pilots spend `search.fraction` of it, the rest is the
+        final audit's (`final_samples`).
+    seed, alpha, progress : as for `ndis.audit`; `features` is the pilots' feature map.
     """
+    search = search or Search()
+    dimension, sensitivity, start, fraction, n_trials, n_confirm, objective, pilot_eps, pilot_scorer, box = (
+        search.dimension, search.sensitivity, search.start, search.fraction, search.n_trials, search.n_confirm,
+        search.objective, search.pilot_eps, search.pilot_scorer, search.box)
     plan = _plan(mech, claimed, dimension, sensitivity, start, n_samples, fraction, n_trials, n_confirm, objective,
                  pilot_eps, box)
     root = as_seed_sequence(seed)
@@ -207,8 +236,8 @@ def search_pair(mech, claimed=None, *, dimension: int | None = None, sensitivity
 
     def pilot(D, D_prime, n, pilot_seed, record):
         report = audit(mech, D, D_prime, eps=[plan.pilot_eps], n_samples=n, seed=pilot_seed,
-                       claimed=(plan.pilot_eps, plan.delta0), scorer=pilot_scorer, alpha=alpha, progress=False,
-                       **pilot_options)
+                       claimed=(plan.pilot_eps, plan.delta0), scorer=Scoring(pilot_scorer, features), alpha=alpha,
+                       progress=False)
         v = report.verdict
         stats = {"lower_bound": v.lower_bound, "estimate": v.estimate, "estimate_se": v.estimate_se,
                  "eps_lo": report.eps_lo(plan.delta0), "sweep": float(report.delta[0])}
@@ -351,21 +380,19 @@ def _choose(plan: _SearchPlan, trials, checks, objective) -> tuple[dict, str]:
     return winner, reason
 
 
-def audit_search(mech, claimed=None, *, dimension: int | None = None, sensitivity: float | None = None, start=None,
-                 n_samples: int = 10**6, fraction: float = 0.2, n_trials: int | None = None, n_confirm: int = 4,
-                 seed=None, objective: str = DEFAULT_OBJECTIVE, pilot_eps: float | None = None,
-                 pilot_scorer: str = "quadratic", box=None, progress: bool | str | None = None, **audit_options):
+def audit_search(mech, claimed=None, *, search: Search | None = None, eps=None, n_samples: int = 10**6,
+                 alpha: float = 0.05, seed=None, scorer="auto", split: Split | None = None,
+                 execution: Execution | None = None, progress: bool | str | None = None) -> AuditReport:
     """`search_pair`, then `audit` of the winning pair with the remaining samples on a seed disjoint
-    from the pilots'; `audit_options` go to the final audit (eps, scorer, alpha, n_jobs, max_train, ...;
-    alpha and features also to the pilots). The report's `info["pair_search"]` records the search.
-    """
-    pilot_options = {k: audit_options[k] for k in ("features",) if k in audit_options}
-    found = search_pair(mech, claimed, dimension=dimension, sensitivity=sensitivity, start=start, n_samples=n_samples,
-                        fraction=fraction, n_trials=n_trials, n_confirm=n_confirm, seed=seed, objective=objective,
-                        pilot_eps=pilot_eps, pilot_scorer=pilot_scorer, box=box, alpha=audit_options.get("alpha", 0.05),
-                        progress=progress, **pilot_options)
-    report = audit(mech, found.D, found.D_prime, n_samples=found.final_samples, seed=found.final_seed,
-                   claimed=found.info["claimed"] if claimed is None else claimed, progress=progress, **audit_options)
+    from the pilots'. `search` says what the search explores (`Search`); the other arguments are
+    `ndis.audit`'s, for the final audit (alpha and the scorer's feature map also for the pilots).
+    The report's `pair_search` records the search."""
+    scoring = Scoring.of(scorer)
+    found = search_pair(mech, claimed, search=search, n_samples=n_samples, seed=seed, alpha=alpha,
+                        features=scoring.features, progress=progress)
+    report = audit(mech, found.D, found.D_prime, eps=eps, n_samples=found.final_samples, seed=found.final_seed,
+                   claimed=found.info["claimed"] if claimed is None else claimed, alpha=alpha, scorer=scoring,
+                   split=split, execution=execution, progress=progress)
     report.info["pair_search"] = found.info
     report.info["neighbor"] = {"relation": "search", "row": None,
                                "how": f"pair search, trial {found.chosen} of {len(found.trials)} "

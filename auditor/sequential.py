@@ -1,6 +1,6 @@
 """Sequential audits of a claim: rounds that stop as soon as the claim is refuted, or when going on is futile.
 
-`audit(..., claimed=..., sequential=True)` spends its budget of n_samples per side in the rounds of
+`audit_sequential(mech, D, D_prime, claimed=...)` spends its budget of n_samples per side in the rounds of
 `auditor.statistics.spending` (2.5%, 7.5% and 90% of it, as many as fit; alpha spent as t^2). A round is two stages on
 independent samples:
 
@@ -40,9 +40,14 @@ import time
 
 import numpy as np
 
-from ndis.core import budget as costs
-from ndis.core.validation import as_eps_grid
+from collections.abc import Callable
 
+from ndis.core import budget as costs
+from ndis.core.validation import as_eps_grid, as_int
+
+from ndis.auditor import api as audit_api
+from ndis.auditor.api import DEFAULT_EPS
+from ndis.core.options import Execution, Scoring, Split
 from ndis.auditor.reporting.progress import Interrupted, Progress
 from ndis.auditor.reporting.report import AuditReport
 from ndis.auditor.sampling import adapters, chunks
@@ -83,46 +88,58 @@ def claim_points(claimed, eps) -> list[tuple[float, float]]:
     return points
 
 
-def _validate(options: dict):
-    """ValueError / TypeError for what a sequential audit cannot do, before anything is sampled."""
-    if options["claimed"] is None:
-        raise ValueError("sequential=True tests a claim: pass claimed=(eps, delta), a claimed curve or "
+def _validate(claimed, scoring: Scoring, D_prime) -> None:
+    """ValueError for what a sequential audit cannot do, before anything is sampled."""
+    if claimed is None:
+        raise ValueError("a sequential audit tests a claim: pass claimed=(eps, delta), a claimed curve or "
                          "ndis.gaussian_dp(mu)")
-    if options["method"] != "threshold":
-        raise ValueError("sequential=True goes with method='threshold'")
-    if options["D_prime"] is None:
-        raise ValueError("sequential=True audits a given pair: pass D_prime (audit once with neighbor=... to "
+    if scoring.method != "threshold":
+        raise ValueError("a sequential audit goes with method='threshold'")
+    if D_prime is None:
+        raise ValueError("a sequential audit audits a given pair: pass D_prime (audit once with neighbor=... to "
                          "choose the neighbour, then audit that pair sequentially)")
 
 
-def audit_sequential(audit, options: dict) -> AuditReport:
-    """The sequential audit of `options["claimed"]`; `audit` runs each round's screening with
-    `options` (the arguments of `auditor.audit`, n_samples being the whole budget per side)."""
-    started = time.perf_counter()
-    _validate(options)
-    o = dict(options)
-    mech, params = o.pop("mech"), o.pop("params")
-    if isinstance(mech, str):
-        from ndis.mechanisms import resolve
+def audit_sequential(mech, D, D_prime, *, claimed, eps=None, n_samples: int = 10**6, alpha: float = 0.05, seed=None,
+                     neighbor=None, scorer="auto", split: Split | None = None, execution: Execution | None = None,
+                     progress: bool | str | Callable[[str], None] | None = None) -> AuditReport:
+    """A sequential audit of the claim `claimed` on the pair (D, D'): rounds of a screening audit and a
+    confirmation on fresh samples (module docstring) that stop as soon as the claim is refuted or
+    going on is futile, valid at level `alpha` over the stopping time.
 
-        mech = resolve(mech, **(params or {}))
-    elif params:
-        raise TypeError("params= goes with a mechanism given by name; bind a callable's parameters with "
-                        "functools.partial")
-    budget, alpha = o.pop("n_samples"), o.pop("alpha")
-    points = claim_points(o["claimed"], o["eps"])
+    Parameters
+    ----------
+    mech, D, D_prime, eps, alpha, seed, neighbor, scorer, split, execution, progress :
+        as for `ndis.audit`; D_prime is required (a sequential audit tests a given pair).
+    claimed : the claim, as for `ndis.audit`: (eps, delta), a claimed curve or `ndis.gaussian_dp(mu)`.
+    n_samples : the most samples per side the rounds may draw in all.
+
+    Returns
+    -------
+    AuditReport
+        The last screening audit's report with the sequential verdict; `report.samples_used` and
+        `report.sequential` say what was drawn and why the audit stopped.
+    """
+    started = time.perf_counter()
+    scoring, split, execution = Scoring.of(scorer), split or Split(), execution or Execution()
+    _validate(claimed, scoring, D_prime)
+    budget = as_int("n_samples", n_samples)
+    points = claim_points(claimed, DEFAULT_EPS if eps is None else eps)
     rounds = spending.schedule(budget, alpha)
     skipped = [plan.index + 1 for plan in rounds if not _can_refute(plan, points)]
     if len(skipped) == len(rounds):
         raise ValueError(f"too few samples for alpha={alpha}: no outcome of a sequential audit of {budget:,} samples "
                          f"per side could refute the claim (its last round confirms on {rounds[-1].confirm:,}); "
                          "use more samples or a larger alpha")
-    n_eps = as_eps_grid(o["eps"]).size
-    costs.within(_cost([plan for plan in rounds if plan.index + 1 not in skipped], n_eps, o), n_eps, budget,
-                 o["max_seconds"])
-    progress = Progress.auto(o["progress"])
-    root = chunks.as_seed_sequence(o.pop("seed"))
-    sampler = adapters.as_sampler(mech, o["literal"])
+    n_eps = as_eps_grid(DEFAULT_EPS if eps is None else eps).size
+    costs.within(_cost([plan for plan in rounds if plan.index + 1 not in skipped], n_eps, split, execution), n_eps,
+                 budget, execution.max_seconds)
+    common = dict(eps=eps, claimed=claimed, neighbor=neighbor, scorer=scoring, split=split, execution=execution,
+                  progress=progress)
+    progress = Progress.auto(progress)
+    root = chunks.as_seed_sequence(seed)
+    mech = adapters.resolve(mech)
+    sampler = adapters.as_sampler(mech, execution.literal)
     draws, records, used, stop = None, [], 0, None
     for plan in rounds:
         if plan.index + 1 in skipped:
@@ -130,14 +147,14 @@ def audit_sequential(audit, options: dict) -> AuditReport:
         progress.note(f"round {plan.index + 1} of {len(rounds)}: a screening audit of {plan.screen:,} samples per side, "
                       f"then up to {plan.confirm:,} to confirm")
         screen_seed = chunks.chunk_seed(root, SCREEN_KEY, plan.index)
-        report = audit(mech, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, params=None, **o)
-        draws = draws or (sampler.prepare(o["D"]), sampler.prepare(o["D_prime"]))
+        report = audit_api.audit(mech, D, D_prime, n_samples=plan.screen, alpha=plan.level, seed=screen_seed, **common)
+        draws = draws or (sampler.prepare(D), sampler.prepare(D_prime))
         final = plan.looks[-1]
         events = confirmation.choose_events(report.evidence.held, points, final.confirm, final.level)
         counts, drawn, used = 0, 0, used + plan.screen
         for k, look in enumerate(plan.looks):
             seed = chunks.chunk_seed(root, CONFIRM_KEY, plan.index, k)
-            new = _confirmation_counts(draws, report, events, plan, look.confirm - drawn, seed, o)
+            new = _confirmation_counts(draws, report, events, plan, look.confirm - drawn, seed, execution, progress)
             counts, used, drawn = counts + new, used + look.confirm - drawn, look.confirm
             results = [confirmation.confirm(event, k_p, k_q, drawn, look.level / confirmation.EVENTS)
                        for event, k_p, k_q in zip(events, *counts)]
@@ -153,14 +170,13 @@ def audit_sequential(audit, options: dict) -> AuditReport:
     return _report(report, records, stop or ("budget", None), rounds, skipped, budget, alpha, used, root, started)
 
 
-def _cost(rounds, n_eps: int, o: dict) -> dict:
+def _cost(rounds, n_eps: int, split: Split, execution: Execution) -> dict:
     """`core.budget.estimate` of a sequential audit that runs `rounds` to their end (as when the claim
     holds), one phase after another: each round's screening audit, then its confirmation counting fresh
     samples. Its memory is the largest phase's, its time the sum of theirs."""
-    split = (o["train_fraction"], o["max_train"], o["validation_fraction"])
-    phases = [costs.estimate(n_eps, plan.screen, sizes=costs.split(plan.screen, *split), n_jobs=o["n_jobs"],
-                             streaming=o["streaming"]) for plan in rounds]
-    phases += [costs.estimate(0, plan.confirm, n_jobs=o["n_jobs"]) for plan in rounds]
+    phases = [costs.estimate(n_eps, plan.screen, sizes=costs.split(plan.screen, *split.training),
+                             n_jobs=execution.n_jobs, streaming=execution.streaming) for plan in rounds]
+    phases += [costs.estimate(0, plan.confirm, n_jobs=execution.n_jobs) for plan in rounds]
     largest = max(phases, key=lambda phase: phase["total_bytes"])
     return {**largest, "seconds_at_least": sum(phase["seconds_at_least"] for phase in phases)}
 
@@ -176,16 +192,15 @@ def _can_refute(plan, points) -> bool:
     return any(low - np.exp(eps) * up > delta for eps, delta in points)
 
 
-def _confirmation_counts(draws, report, events, plan, n, seed, o) -> np.ndarray:
+def _confirmation_counts(draws, report, events, plan, n, seed, execution: Execution, progress: Progress) -> np.ndarray:
     """[k_p, k_q], each per event: of n fresh outputs on D and on D', those whose frozen score is >= the
     event's threshold."""
-    progress = Progress.auto(o["progress"])
     transform = _Exceed(report.evidence.score, [event.threshold for event in events])
     shape = tuple(report.info["output_shape"])
     name = report.info.get("mechanism", "mechanism")
     try:
-        with chunks.Executor(report.info["n_jobs"], report.info["backend"], o["scheduler"], progress) as executor:
-            return np.array([chunks.draw(executor, draw, n, seed, (side,), o["chunk_size"], shape, transform,
+        with chunks.Executor(report.info["n_jobs"], report.info["backend"], execution.scheduler, progress) as executor:
+            return np.array([chunks.draw(executor, draw, n, seed, (side,), execution.chunk_size, shape, transform,
                                          desc=f"round {plan.index + 1}: confirmation samples on {label}", name=name,
                                          fold=(operator.add, 0))
                              for side, (draw, label) in enumerate(zip(draws, ("D", "D'")))])

@@ -45,7 +45,7 @@ import psutil
 
 from ndis import mechanisms
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Execution, audit, batched
 from ndis.experiments import datasets
 
 SIGMA = 4.8448
@@ -93,8 +93,8 @@ class TreeMemory:
 def gaussian_accuracy(n_samples: int) -> None:
     eps = np.linspace(0, 1, 41)
     started = time.perf_counter()
-    report = audit(gaussian_mechanism, 1.0, 0.0, eps=eps, n_samples=n_samples, seed=0, scorer="quadratic",
-                   exact=lambda e: theory.gaussian_delta(e, 1 / SIGMA), progress=False)
+    mechanism = batched(gaussian_mechanism, exact=lambda e: theory.gaussian_delta(e, 1 / SIGMA))
+    report = audit(mechanism, 1.0, 0.0, eps=eps, n_samples=n_samples, seed=0, scorer="quadratic", progress=False)
     seconds = time.perf_counter() - started
     error = np.abs(report.delta - report.theory)
     above = int(np.sum(report.delta_lower > report.theory))
@@ -112,8 +112,8 @@ def als_audit(n_samples: int, cancer: str, streaming: bool, out: str) -> None:
     with TreeMemory() as memory:
         started = time.perf_counter()
         report = audit(mechanisms.get("als", r=50), D, None, neighbor="remove:worst", eps=np.linspace(0, 2, 41),
-                       n_samples=n_samples, seed=0, scorer="quadratic", n_jobs=2, claimed=(1.0, 1e-6),
-                       streaming=streaming, progress="lines")
+                       n_samples=n_samples, seed=0, scorer="quadratic", claimed=(1.0, 1e-6), progress="lines",
+                       execution=Execution(n_jobs=2, streaming=streaming))
         seconds = time.perf_counter() - started
     pathlib.Path(out).write_text(json.dumps({"report": report.to_dict(), "seconds": seconds,
                                              "peak_gib": memory.peak / 2**30}))
@@ -168,8 +168,7 @@ def sampling_ratio(n_samples: int, repeats: int, jobs: int) -> None:
         with TreeMemory() as memory:
             started, cpu = time.perf_counter(), time.process_time()
             timings = audit(gaussian_mechanism, 1.0, 0.0, eps=np.linspace(0, 1, 41), n_samples=n_samples, seed=i,
-                            scorer="quadratic", progress=False, n_jobs=jobs,
-                            backend="threads").info["timings"]  # the report is not kept
+                            scorer="quadratic", progress=False, execution=Execution(n_jobs=jobs, backend="threads")).info["timings"]  # the report is not kept
             audits.append((time.perf_counter() - started, time.process_time() - cpu))
         peaks.append(memory.peak / 2**30)
         print(f"  run {i + 1}: numpy {draws[-1][0]:.2f} s (CPU {draws[-1][1]:.2f} s), audit {audits[-1][0]:.2f} s "

@@ -29,7 +29,7 @@ import numpy as np
 
 from ndis import mechanisms
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 
 ALPHA = 0.05
 SIGMA_CLAIMED = 4.8448  # classic calibration of (1, 1e-5) for sensitivity 1
@@ -110,8 +110,8 @@ def main(argv=None) -> None:
         D = rp_dataset()
         eps = np.linspace(0, 2, 21)
         mech = mechanisms.get("rp", r=5)
-        check = audit(mech, D, None, neighbor="remove:0", eps=eps, n_samples=2_000, seed=0, scorer="quadratic",
-                      features="gram", progress=False)
+        check = audit(mech, D, None, neighbor="remove:0", eps=eps, n_samples=2_000, seed=0, progress=False,
+                      scorer=Scoring(scorer="quadratic", features="gram"))
         gap = np.max(np.abs(check.theory - theory.rp_delta(eps, 0.3, 5)))
         print(f"[rp] exact law vs theory.rp_delta(eps, 0.3, 5): max difference {gap:.2e}")
         coverage("rp", mech, D, np.delete(D, 0, axis=0), None, runs, n_samples, eps, features="gram",

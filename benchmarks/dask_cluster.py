@@ -31,7 +31,7 @@ import time
 import numpy as np
 import psutil
 
-from ndis.auditor import audit
+from ndis.auditor import Execution, audit
 
 SIGMA = 4.8448
 #: The HTTP servers of the scheduler and workers (bound to 127.0.0.1) serve /health only, as
@@ -85,7 +85,7 @@ def run(client, n_samples, label, kill_after=None):
     watcher.start()
     try:
         report = audit(gaussian_mechanism, 1.0, 0.0, eps=np.linspace(0, 1, 41), n_samples=n_samples, seed=0,
-                       scorer="quadratic", backend="dask", scheduler=client, progress=False)
+                       scorer="quadratic", progress=False, execution=Execution(backend="dask", scheduler=client))
     finally:
         stop.set()
         watcher.join()

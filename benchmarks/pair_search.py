@@ -38,7 +38,7 @@ from collections import defaultdict
 import numpy as np
 from joblib import Parallel, delayed
 
-from ndis.auditor import audit, audit_search, pair_search, search_pair
+from ndis.auditor import Search, Split, audit, audit_search, pair_search, search_pair
 from ndis.auditor.pair_search import DEFAULT_OBJECTIVE, OBJECTIVES
 from ndis.mechanisms import zoo
 from zoo_sweep import BayesScore
@@ -63,15 +63,16 @@ def one(cls, eps0, seed, best, args):
     mech = cls(eps0=eps0)
     k, n = args.k, int(args.samples)
     name, best_delta = best
-    options = dict(eps=[eps0], claimed=mech.claim(), scorer=args.scorer, alpha=ALPHA, max_train=int(args.max_train),
-                   progress=False)
+    options = dict(eps=[eps0], claimed=mech.claim(), scorer=args.scorer, alpha=ALPHA,
+                   split=Split(max_train=int(args.max_train)), progress=False)
     started = time.perf_counter()
     best = audit(mech, *mech.patterns(k)[name], n_samples=n, seed=seed, **options)
     t_best = time.perf_counter() - started
     start = uninformative(mech, k)
     started = time.perf_counter()
-    searched = audit_search(mech, start=start, n_samples=n, seed=seed, n_trials=args.trials, fraction=args.fraction,
-                            objective=args.objective, pilot_eps=args.pilot_eps, **options)
+    search = Search(start=start, fraction=args.fraction, n_trials=args.trials, objective=args.objective,
+                    pilot_eps=args.pilot_eps)
+    searched = audit_search(mech, n_samples=n, seed=seed, search=search, **options)
     t_search = time.perf_counter() - started
     record = searched.info["pair_search"]
     D, D_prime = np.array([searched.info["neighbor"]["D"]]), np.array([searched.info["neighbor"]["D_prime"]])
@@ -105,9 +106,8 @@ def compare_objectives(classes, args):
             start = uninformative(mech, args.k)
             line = []
             for objective in OBJECTIVES:
-                found = [search_pair(mech, start=start, n_samples=int(args.samples), seed=1000 + seed,
-                                     n_trials=args.trials, fraction=args.fraction, objective=objective,
-                                     pilot_eps=args.pilot_eps, progress=False)
+                found = [search_pair(mech, n_samples=int(args.samples), seed=1000 + seed, progress=False,
+                                     search=Search(start=start, fraction=args.fraction, n_trials=args.trials, objective=objective, pilot_eps=args.pilot_eps))
                          for seed in range(args.seeds)]
                 chosen = [truth(mech, f.D, f.D_prime, eps0) for f in found]
                 line.append(f"{objective} {np.mean(chosen):.3g} (min {np.min(chosen):.3g})")

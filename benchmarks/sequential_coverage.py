@@ -5,7 +5,7 @@ mechanism (exact curve known).
 
 x + N(0, 1) on the inputs 0 and mu is exactly mu-Gaussian DP: delta(eps) = `theory.gaussian_delta(eps, mu)`
 (Balle & Wang 2018) and the true eps at delta is `theory.gaussian_epsilon(delta, mu)`. Each scenario
-is audited `--runs` times (seeds 0, 1, ...) with `audit(..., claimed=(eps0, delta0), sequential=True)`
+is audited `--runs` times (seeds 0, 1, ...) with `audit_sequential(..., claimed=(eps0, delta0))`
 at level alpha, with the default scorer. A run's bounds are those the report gives at its stopping
 time: the verdict's lower bound on delta(eps0) and the certified eps_lo at delta0. Coverage = share
 of runs in which the bound does not exceed the truth (target >= 1 - alpha), with its exact 95%
@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import audit_sequential
 
 MU, DELTA0 = 1.0, 1e-5
 SCENARIOS = {"clear": 1.0, "near": 2.5, "met": 4.5}
@@ -42,8 +42,8 @@ def gaussian(data, n, rng):
 def one(scenario: str, seed: int, budget: int, alpha: float) -> dict:
     eps0 = SCENARIOS[scenario]
     started = time.perf_counter()
-    report = audit(gaussian, np.array([0.0]), np.array([MU]), eps=np.linspace(0, max(2.0, 2 * eps0), 41),
-                   n_samples=budget, seed=seed, alpha=alpha, claimed=(eps0, DELTA0), sequential=True, progress=False)
+    report = audit_sequential(gaussian, np.array([0.0]), np.array([MU]), eps=np.linspace(0, max(2.0, 2 * eps0), 41),
+                              n_samples=budget, seed=seed, alpha=alpha, claimed=(eps0, DELTA0), progress=False)
     v = report.verdict
     return {"scenario": scenario, "seed": seed, "verdict": v.label, "delta_lower": v.lower_bound,
             "true_delta": float(theory.gaussian_delta(eps0, MU)), "eps_lo": report.eps_lo(DELTA0),

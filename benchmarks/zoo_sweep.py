@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 import numpy as np
 from joblib import Parallel, delayed
 
-from ndis.auditor import audit
+from ndis.auditor import Split, audit
 from ndis.auditor.statistics.bounds import detectable_floor
 from ndis.mechanisms import zoo
 
@@ -99,8 +99,8 @@ def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
     D, D_prime = mech.patterns(5)[pattern]
     claimed = mech.claim() if delta0 is None else (eps0, delta0)
     started = time.perf_counter()
-    settings = dict(eps=[eps0], n_samples=n_samples, seed=seed, claimed=claimed, alpha=ALPHA, max_train=max_train,
-                    progress=False)
+    settings = dict(eps=[eps0], n_samples=n_samples, seed=seed, claimed=claimed, alpha=ALPHA,
+                    split=Split(max_train=max_train), progress=False)
     report = audit(mech, D, D_prime, scorer=scorer, **settings)
     seconds = time.perf_counter() - started
     bayes = audit(mech, D, D_prime, scorer=BayesScore(mech, D, D_prime), **settings).verdict

@@ -13,6 +13,9 @@ index. This module is the one definition of the relations; every other module re
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from .validation import as_data, as_int, register
@@ -36,18 +39,41 @@ def check_relation(relation: str) -> str:
     return relation
 
 
-def parse(spec: str) -> tuple[str, str | int | None]:
-    """"remove:worst" -> ("remove", "worst"); "zero:12" -> ("zero", 12); "replace" -> ("replace", None)."""
-    relation, _, rows = str(spec).partition(":")
-    check_relation(relation)
-    if rows == "":
-        return relation, None
-    if rows in ("worst", "random"):
-        return relation, rows
-    try:
-        return relation, int(rows)
-    except ValueError:
-        raise ValueError(f"unknown row choice {rows!r} in {spec!r}; allowed: {', '.join(ROW_CHOICES)}") from None
+@dataclass(frozen=True)
+class Neighbor:
+    """A neighbour spec: the `relation`, the `row` (an index, "worst", "random", or None: none given)
+    and, for ``replace`` and ``entry`` at a row index, the `replacement` that makes D' from D (the new
+    row, or (column, value)). `Neighbor.parse` reads the string form RELATION or RELATION:ROWS."""
+
+    relation: str
+    row: int | str | None = None
+    replacement: Any = None
+
+    def __post_init__(self) -> None:
+        check_relation(self.relation)
+        if not (self.row is None or self.row in ("worst", "random")
+                or isinstance(self.row, (int, np.integer)) and not isinstance(self.row, bool) and self.row >= 0):
+            raise ValueError(f"unknown row choice {self.row!r}; allowed: {', '.join(ROW_CHOICES)}")
+        if self.replacement is not None and (self.relation in ROW_RELATIONS or not isinstance(self.row, (int, np.integer))):
+            raise ValueError("a replacement goes with the relations replace (the new row) and entry ((column, value)) at "
+                             "a row index, e.g. Neighbor('replace', 0, replacement=[...])")
+
+    @classmethod
+    def parse(cls, spec: str | Neighbor) -> Neighbor:
+        """"remove:worst" -> Neighbor("remove", "worst"); "zero:12" -> Neighbor("zero", 12); a Neighbor itself."""
+        if isinstance(spec, Neighbor):
+            return spec
+        relation, _, rows = str(spec).partition(":")
+        check_relation(relation)
+        if rows in ("", "worst", "random"):
+            return cls(relation, rows or None)
+        try:
+            return cls(relation, int(rows))
+        except ValueError:
+            raise ValueError(f"unknown row choice {rows!r} in {spec!r}; allowed: {', '.join(ROW_CHOICES)}") from None
+
+    def __str__(self) -> str:
+        return self.relation if self.row is None else f"{self.relation}:{self.row}"
 
 
 def _row(D: np.ndarray, i) -> int:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 from ndis.mechanisms import libraries
 
 from .plotting import plt, save
@@ -42,7 +42,7 @@ def audit_case(case, n_samples: int, seed: int):
     """(report, seconds) of one case's audit at its claim."""
     started = time.perf_counter()
     report = audit(case.mechanism, case.D, case.D_prime, eps=grid(case.claimed[0]), n_samples=n_samples, seed=seed,
-                   scorer="auto", claimed=case.claimed, features=case.features, progress=False)
+                   claimed=case.claimed, progress=False, scorer=Scoring(scorer="auto", features=case.features))
     return report, time.perf_counter() - started
 
 

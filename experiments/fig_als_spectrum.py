@@ -24,7 +24,7 @@ import pandas as pd
 
 from ndis import mechanisms
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 
 from . import datasets
 from .plotting import plt
@@ -56,7 +56,7 @@ def audit_case(D, r, eps, n_samples, n_eureka, seed):
     if n_eureka:
         coarse = eps[::5]
         eureka = audit(mech, D, eps=coarse, n_samples=n_eureka, seed=seed + 1, neighbor=f"remove:{row}",
-                       method="eureka", eureka_options={"k": _eureka_k(n_eureka)})
+                       scorer=Scoring(method="eureka", eureka={"k": _eureka_k(n_eureka)}))
         for column, values in (("eureka", eureka.delta), ("eureka_lower", eureka.delta_lower),
                                ("eureka_upper", eureka.delta_upper)):
             frame[column] = np.nan

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ndis import mechanisms
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 
 from . import datasets
 from .plotting import plt
@@ -30,8 +30,8 @@ def audit_frame(mech, D, eps, n_samples, seed, scorers):
     """Theory and estimates (one column group per scorer) of `mech` on D's worst removal pair."""
     frame, info = pd.DataFrame({"eps": eps}), {}
     for name, size in scorers:
-        report = audit(mech, D, eps=eps, n_samples=size, seed=seed, neighbor="remove:worst", scorer=name,
-                       features="flatten")
+        report = audit(mech, D, eps=eps, n_samples=size, seed=seed, neighbor="remove:worst",
+                       scorer=Scoring(scorer=name, features="flatten"))
         if "theory" not in frame:
             row = report.info["neighbor"]["row"]
             frame["theory"] = theory.spectrum(mech, D, eps, neighbor="remove", rows=[row]).delta

@@ -70,7 +70,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     for j, (label, mech, D, D_prime, exact, claimed, sigma) in enumerate(cases(quick)):
         grid = np.unique(np.append(eps, claimed[0]))
         report = audit(mech, D, D_prime, eps=grid, n_samples=n_samples, seed=seed + j, scorer="quadratic",
-                       claimed=claimed, neighbor="replace", exact=exact)
+                       claimed=claimed, neighbor="replace")
         at = int(np.flatnonzero(grid == claimed[0])[0])
         exact_curve = np.asarray(exact(grid), dtype=float)
         rows.append({"scheme": label, "sigma": sigma, "claimed_eps": claimed[0], "claimed_delta": claimed[1],

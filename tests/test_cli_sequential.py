@@ -30,7 +30,7 @@ def test_what_a_sequential_audit_cannot_do_is_one_line(tmp_path, capsys):
     assert main(["audit", "zoo-laplace-half", "--data", data, "--claimed", "0.7,0", "--sequential",
                  "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "ndis audit: error: sequential=True audits a given pair: pass D_prime (audit once with neighbor=... to "
+        "ndis audit: error: a sequential audit audits a given pair: pass D_prime (audit once with neighbor=... to "
         "choose the neighbour, then audit that pair sequentially)"]
     assert main(["audit", "zoo-laplace-half", "--neighbor", "search", "--dimension", "5", "--claimed", "0.7,0",
                  "--sequential", "--out", str(tmp_path / "out")]) == 2

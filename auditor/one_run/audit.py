@@ -36,7 +36,7 @@ def _no_bound(scores: np.ndarray, included: np.ndarray, delta: float, alpha: flo
     return f"{scores.size} canaries are too few for any bound ({reasons}): use more canaries"
 
 
-def audit_one_run(scores, included, delta: float = 1e-5, method: str = "steinke", alpha: float = 0.05, *,
+def audit_one_run(scores, included, *, delta: float = 1e-5, method: str = "steinke", alpha: float = 0.05,
                   claimed_eps: float | None = None, compare: bool = False, idealized_runs: int = 20,
                   seed=0) -> OneRunReport:
     """One-run audit of canary scores: a certified eps_lo at `delta` (the report's headline).

@@ -50,7 +50,8 @@ def audit_training(train, score, data, canaries, *, delta: float = 1e-5, method:
     trained = time.perf_counter()
     scores = _score_all(score, model, canaries)
     scored = time.perf_counter()
-    report = audit_one_run(scores, included, delta, method, alpha, claimed_eps=claimed_eps, **options)
+    report = audit_one_run(scores, included, delta=delta, method=method, alpha=alpha, claimed_eps=claimed_eps,
+                           **options)
     report.info.update(canaries=canaries.kind, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
                        timings={"train": trained - started, "score": scored - trained,
                                 "audit": time.perf_counter() - scored})

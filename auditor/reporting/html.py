@@ -150,7 +150,7 @@ def _curve_note(report) -> str:
         why = f" ({_text(source)})" if isinstance(source, str) and source.startswith("failed") else ""
         return f'<p class="note">No exact curve: the mechanism has no Gaussian output law{why}.</p>'
     meaning = {"exact": "the exact privacy curve of the mechanism's Gaussian output law",
-               "given": "the curve given by the caller (<code>exact=</code>)",
+               "given": "the curve given with the mechanism (<code>batched(f, exact=...)</code>)",
                "theory": "the reference curve stored with the report"}.get(
         label, "the curve of the asymptotic normal law (a limit, not the exact law at this size)")
     return f'<p class="note">The <strong>{_text(label)}</strong> column and curve: {meaning}.</p>'

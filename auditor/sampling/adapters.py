@@ -23,13 +23,17 @@ def _repeat(function, data, n, rng):
 
 
 class Batched:
-    """Force a callable to be treated as batched: f(data, n, rng) -> array of shape (n, ...)."""
+    """Force a callable to be treated as batched: f(data, n, rng) -> array of shape (n, ...).
+
+    `exact`: the mechanism's known exact curve on the audit's pair, drawn beside the estimate: an
+    array over the eps grid, a callable eps -> array, or one returning (forward, reverse)
+    (`auditor.reporting.exact.exact_curve`)."""
 
     kind = "batched"
     thread_safe = False  # unknown: a plain callable is sampled in threads only when asked (backend="threads")
 
-    def __init__(self, function: Callable):
-        self.function = function
+    def __init__(self, function: Callable, exact=None):
+        self.function, self.exact = function, exact
         self.name = getattr(function, "__name__", "callable")
 
     def prepare(self, data) -> Callable:
@@ -38,13 +42,14 @@ class Batched:
 
 
 class PerSample:
-    """Force a callable to be treated as per-sample: f(data, rng) -> one output; batched by a loop."""
+    """Force a callable to be treated as per-sample: f(data, rng) -> one output; batched by a loop.
+    `exact`: the mechanism's known exact curve, as for `Batched`."""
 
     kind = "per-sample"
     thread_safe = False
 
-    def __init__(self, function: Callable):
-        self.function = function
+    def __init__(self, function: Callable, exact=None):
+        self.function, self.exact = function, exact
         self.name = getattr(function, "__name__", "callable")
 
     def prepare(self, data) -> Callable:
@@ -73,6 +78,20 @@ class MechanismSampler:
             return sampler(data, literal=self.literal)
         method = self.mechanism.sample_literal if self.literal else self.mechanism.sample
         return functools.partial(method, data)
+
+
+def resolve(mech):
+    """A mechanism given by its registered name (`ndis.mechanisms.resolve`, default parameters), or
+    `mech` itself."""
+    if isinstance(mech, str):
+        from ndis.mechanisms import resolve as by_name
+
+        try:
+            return by_name(mech)
+        except ValueError as error:
+            raise ValueError(f"{error} (the registered names are listed by ndis.mechanisms.names(); set parameters "
+                             "with ndis.get_mechanism(name, **parameters))") from None
+    return mech
 
 
 def as_sampler(mech, literal: bool = False):

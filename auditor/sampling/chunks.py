@@ -32,7 +32,6 @@ from ndis.core.validation import as_int, optional
 from ndis.auditor.reporting.progress import Progress
 from ndis.auditor.sampling.adapters import validate_output
 
-BACKENDS = ("threads", "loky", "dask")
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
 
 
@@ -97,13 +96,6 @@ class Executor:
             backend = "threads" if thread_safe else "loky"
         if n_jobs is None:
             n_jobs = -1 if thread_safe or backend != "loky" else 1
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
-        if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
-            raise ValueError(f"n_jobs must be a positive integer or -1 (all cores), got {n_jobs!r}")
-        if dashboard and (backend != "dask" or scheduler is not None):
-            raise ValueError("dashboard=True applies to the local Dask cluster (backend='dask' without a scheduler); "
-                             "a cluster of your own serves its dashboard as it was configured")
         self.n_jobs, self.backend, self.scheduler, self.dashboard = int(n_jobs), backend, scheduler, bool(dashboard)
         self.progress = progress or Progress()
         self._client = self._cluster = None

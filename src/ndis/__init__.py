@@ -24,9 +24,10 @@ from ._lazy import attach
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:  # the one list of the everyday API: followed by editors, loaded on first use (`_lazy`)
-    from .auditor import AuditReport, audit, audit_search
+    from .auditor import AuditReport, Execution, Scoring, Search, Split, audit, audit_search, audit_sequential
     from .auditor.one_run import audit_one_run
     from .auditor.statistics.claims import claimed_curve, gaussian_dp
+    from .core.neighbors import Neighbor
     from .experiments.datasets import load as load_dataset
     from .mechanisms import Mechanism
     from .mechanisms import get as get_mechanism

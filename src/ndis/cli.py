@@ -182,23 +182,24 @@ def _output_dir(path: str) -> pathlib.Path:
     return out
 
 
-def _neighbour_options(args) -> tuple:
-    """(neighbour spec or None, replacement or None) from --neighbor and --replacement; checked
-    before any work. Without --neighbor the audit takes its one default (`core.neighbors.DEFAULT_NEIGHBOR`
-    without --data-prime, the mechanism's declared relation with it)."""
+def _neighbour_option(args):
+    """The neighbour spec of --neighbor: the string, or with --replacement (relation, row, new values)
+    for `core.neighbors.Neighbor`; None without --neighbor, when the audit takes its one default
+    (`core.neighbors.DEFAULT_NEIGHBOR` without --data-prime, the mechanism's declared relation with
+    it). Checked without numpy: the relation itself is checked by the audit."""
     if args.replacement is None:
-        return args.neighbor, None
+        return args.neighbor
     if args.data_prime is not None:
         raise UsageError("give either --data-prime or --replacement, not both")
     relation, _, row = (args.neighbor or "").partition(":")
-    if not row.isdigit():  # the relation itself is checked by the audit
+    if not row.isdigit():
         raise UsageError("--replacement goes with --neighbor replace:ROW (a new row) or entry:ROW (COLUMN,VALUE)")
     values = parse_row(args.replacement)
     if relation == "entry":
         if len(values) != 2 or not float(values[0]).is_integer():
             raise UsageError("--neighbor entry:ROW takes --replacement COLUMN,VALUE")
         values = (int(values[0]), values[1])
-    return args.neighbor, values
+    return relation, int(row), values
 
 
 def print_table(columns: dict, stream=None) -> None:
@@ -238,11 +239,12 @@ def _neighbour_line(neighbor: dict, screen: dict | None) -> str:
     return text + ")"
 
 
-def _check_audit_arguments(args) -> tuple:
-    """Every check of `ndis audit`'s arguments that needs no data and no heavy import, so that a mistake
-    is one line at once: (eps grid spec, parameters, neighbour spec, replacement). The sizes are
-    checked against the memory available (`core.budget.check`)."""
+def _check_audit_arguments(args) -> dict:
+    """`ndis audit`'s arguments that need no data and no heavy import, as the audit's arguments, so that
+    a mistake is one line at once: eps (the grid spec), params, neighbor, and the option groups
+    (`core.options`, which check their values when made)."""
     from ndis.core import budget
+    from ndis.core.options import Execution, Scoring, Split
 
     grid, params = grid_points(args.eps), parse_params(args.param)
     parse_claimed(args.claimed)
@@ -255,18 +257,13 @@ def _check_audit_arguments(args) -> tuple:
         raise UsageError("--sensitivity, --dimension, --search-trials and --pilot-eps go with --neighbor search")
     if args.data is None and not searching:
         raise UsageError("--data is required (except with --neighbor search, which can start from StatDP's patterns)")
-    neighbor, replacement = (args.neighbor, None) if searching else _neighbour_options(args)
-    if args.jobs is not None and (args.jobs == 0 or args.jobs < -1):
-        raise UsageError(f"--jobs must be a positive number of workers or -1 (all cores), got {args.jobs}")
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
-    if not 0 <= args.screen_fraction <= 1:
-        raise UsageError(f"--screen-fraction must lie in [0, 1], got {args.screen_fraction}")
-    try:
-        budget.check(grid_size(grid), args.samples, sizes=budget.split(args.samples), n_jobs=args.jobs)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    return grid, params, neighbor, replacement
+    neighbor = args.neighbor if searching else _neighbour_option(args)
+    split = Split() if searching else Split(screen_fraction=args.screen_fraction)
+    execution = Execution(n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, dashboard=args.dashboard)
+    scoring = Scoring(scorer=args.scorer, features=args.features, method=args.method)
+    # the audit checks the memory again with every argument; this is its first check, before numpy is imported
+    budget.check(grid_size(grid), args.samples, sizes=budget.split(args.samples, *split.training), n_jobs=args.jobs)
+    return dict(grid=grid, params=params, neighbor=neighbor, split=split, execution=execution, scoring=scoring)
 
 
 def _report_files(report, title: str, timings: dict, plot) -> dict:
@@ -302,10 +299,10 @@ def command_audit(args, stream=None) -> int:
     from ndis.plot_process import PlotProcess
 
     stream = stream or sys.stdout
-    grid, params, neighbor, replacement = _check_audit_arguments(args)
+    checked = _check_audit_arguments(args)
     try:
         with OutputFolder(args.out) as out, PlotProcess() as plot:
-            report = _run_audit(args, out, stream, grid_array(grid), params, neighbor, replacement, plot)
+            report = _run_audit(args, out, stream, checked, plot)
     except FolderUnusable as error:  # raised on entry only: the folder cannot be used
         if error.in_use:
             raise UsageError(f"--out {args.out!r} is in use: {error.reason}") from None
@@ -315,31 +312,34 @@ def command_audit(args, stream=None) -> int:
     return REFUTED if refuted else 0
 
 
-def _run_audit(args, out, stream, eps, params, neighbor, replacement, plot):
-    """The audit of `ndis audit` (or its pair search), its report files (the PNG from `plot`, a started
-    `PlotProcess`) and its printed summary; returns the report."""
+def _run_audit(args, out, stream, checked: dict, plot):
+    """The audit of `ndis audit` (or its pair search) with the arguments `checked` by
+    `_check_audit_arguments`, its report files (the PNG from `plot`, a started `PlotProcess`) and
+    its printed summary; returns the report."""
     started = time.perf_counter()
-    from ndis.auditor import audit
+    from ndis.auditor import audit, audit_sequential
     from ndis.auditor.reporting.progress import Interrupted
     from ndis.auditor.reporting.report import partial_report
+    from ndis.core.neighbors import Neighbor
     from ndis.experiments import datasets
     from ndis.mechanisms import resolve
 
     imported = time.perf_counter() - started
     searching = args.neighbor == "search"
     claim = claimed_curve_option(args)
-    mech = _declared_kind(resolve(args.mechanism, **params), args.kind)
-    common = dict(eps=eps, seed=args.seed, scorer=args.scorer, features=args.features, alpha=args.alpha,
-                  claimed=claim, n_jobs=args.jobs, backend=args.backend, method=args.method,
-                  scheduler=args.scheduler, dashboard=args.dashboard, progress=None)
+    mech = _declared_kind(resolve(args.mechanism, **checked["params"]), args.kind)
+    common = dict(eps=grid_array(checked["grid"]), n_samples=args.samples, claimed=claim, alpha=args.alpha,
+                  seed=args.seed, scorer=checked["scoring"], execution=checked["execution"], progress=None)
     try:
         if searching:
             report = _audit_search(args, mech, common)
         else:
             data = datasets.load(args.data)
             data_prime = None if args.data_prime is None else datasets.load(args.data_prime)
-            report = audit(mech, data, data_prime, n_samples=args.samples, neighbor=neighbor, replacement=replacement,
-                           screen_fraction=args.screen_fraction, sequential=args.sequential, **common)
+            run = audit_sequential if args.sequential else audit
+            neighbor = checked["neighbor"]
+            report = run(mech, data, data_prime, neighbor=Neighbor(*neighbor) if isinstance(neighbor, tuple) else neighbor,
+                         split=checked["split"], **common)
     except Interrupted as error:
         if error.partial is not None:
             _write_partial(out, error.partial, args, error)
@@ -403,7 +403,7 @@ def _print_summary(report, args, searching: bool, stream) -> None:
 def _audit_search(args, mech, common):
     """`ndis audit --neighbor search`: the pair search (`auditor.pair_search`) from StatDP's patterns of
     --dimension K, or from the pair --data / --data-prime, then the final audit."""
-    from ndis.auditor.pair_search import audit_search
+    from ndis.auditor.pair_search import Search, audit_search
     from ndis.experiments import datasets
 
     if args.replacement is not None:
@@ -414,13 +414,13 @@ def _audit_search(args, mech, common):
     start = None if args.data is None else (datasets.load(args.data), datasets.load(args.data_prime))
     if common["claimed"] is not None and not isinstance(common["claimed"], tuple):
         raise UsageError("--neighbor search tests a claimed (eps, delta): use --claimed EPS,DELTA")
-    if common["method"] != "threshold":
+    if common["scorer"].method != "threshold":
         raise UsageError("--neighbor search goes with --method threshold")
     if args.sequential:
         raise UsageError("--sequential audits a given pair (--data and --data-prime), not --neighbor search")
-    return audit_search(mech, common.pop("claimed"), dimension=args.dimension, sensitivity=args.sensitivity,
-                        start=start, n_samples=args.samples, fraction=args.screen_fraction,
-                        n_trials=args.search_trials, pilot_eps=args.pilot_eps, **common)
+    search = Search(dimension=args.dimension, sensitivity=args.sensitivity, start=start, fraction=args.screen_fraction,
+                    n_trials=args.search_trials, pilot_eps=args.pilot_eps)
+    return audit_search(mech, common.pop("claimed"), search=search, **common)
 
 
 def command_theory(args) -> None:

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from ndis import auditor
-from ndis.auditor import AuditReport, audit
+from ndis.auditor import AuditReport, Execution, audit, batched
 from ndis.core.curve import Curve
+from ndis.core.neighbors import Neighbor
+from ndis.mechanisms import get
 
 from .conftest import GaussianMechanism, counting_mechanism, gaussian_delta_reference
 
@@ -17,8 +19,8 @@ def test_gaussian_callable_estimate_close_to_exact_and_bound_below(gaussian_batc
     # mu = 1, 2e5 samples per side -> 1e5 held out; SE of delta-hat <= sqrt((1 + e^2) / 4 / 1e5) = 0.0046
     # at eps <= 1; 4 SE = 0.018 would be loose, the observed error is ~0.003, so 0.01 (~2 SE) is used as
     # the tolerance on the max over the grid together with the exact-curve overlay.
-    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=200_000, seed=0, scorer="quadratic",
-                   exact=lambda e: gaussian_delta_reference(e, 1.0))
+    mechanism = batched(gaussian_batched, exact=lambda e: gaussian_delta_reference(e, 1.0))
+    report = audit(mechanism, D[0], D_PRIME[0], eps=EPS, n_samples=200_000, seed=0, scorer="quadratic")
     assert np.max(np.abs(report.delta - report.theory)) < 0.01
     assert np.all(report.delta_lower <= report.theory)
     assert np.all(report.delta == np.maximum(report.delta_forward, report.delta_reverse))
@@ -27,8 +29,8 @@ def test_gaussian_callable_estimate_close_to_exact_and_bound_below(gaussian_batc
 
 
 def test_timings_name_every_phase_and_add_up_to_the_total(gaussian_batched):
-    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic",
-                   exact=lambda e: gaussian_delta_reference(e, 1.0), claimed=(1.0, 0.0))
+    mechanism = batched(gaussian_batched, exact=lambda e: gaussian_delta_reference(e, 1.0))
+    report = audit(mechanism, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic", claimed=(1.0, 0.0))
     timings = report.info["timings"]
     assert list(timings) == ["validation", "preparation", "sampling_training", "training", "held_out_edges",
                              "sampling_held_out", "estimation", "exact_curve", "certificates_and_verdict", "total"]
@@ -53,11 +55,12 @@ def test_per_sample_callable_is_batched_exactly(gaussian_batched, gaussian_per_s
 
 
 def test_results_identical_for_one_and_two_jobs(gaussian_per_sample):
-    kwargs = dict(eps=EPS, n_samples=4_000, seed=5, scorer="quadratic", chunk_size=500)
-    one = audit(gaussian_per_sample, D[0], D_PRIME[0], **kwargs)  # a plain callable: sequential by default
+    kwargs = dict(eps=EPS, n_samples=4_000, seed=5, scorer="quadratic")
+    one = audit(gaussian_per_sample, D[0], D_PRIME[0], execution=Execution(chunk_size=500), **kwargs)  # sequential
     assert (one.info["backend"], one.info["n_jobs"]) == ("loky", 1)
     for backend in ("loky", "threads"):
-        two = audit(gaussian_per_sample, D[0], D_PRIME[0], n_jobs=2, backend=backend, **kwargs)
+        two = audit(gaussian_per_sample, D[0], D_PRIME[0], execution=Execution(n_jobs=2, backend=backend,
+                                                                               chunk_size=500), **kwargs)
         assert (two.info["backend"], two.info["n_jobs"]) == (backend, 2)
         for name in ("delta", "delta_lower", "delta_forward", "delta_reverse", "floor"):
             np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
@@ -65,16 +68,19 @@ def test_results_identical_for_one_and_two_jobs(gaussian_per_sample):
 
 def test_dask_local_cluster_gives_the_same_report_as_loky(gaussian_batched):
     pytest.importorskip("distributed")
-    kwargs = dict(eps=EPS, n_samples=20_000, seed=11, scorer="quadratic", chunk_size=3_000, n_jobs=2)
-    local = audit(gaussian_batched, D[0], D_PRIME[0], **kwargs)
-    dask = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", **kwargs)
+    kwargs = dict(eps=EPS, n_samples=20_000, seed=11, scorer="quadratic")
+    local = audit(gaussian_batched, D[0], D_PRIME[0], execution=Execution(chunk_size=3_000, n_jobs=2), **kwargs)
+    dask = audit(gaussian_batched, D[0], D_PRIME[0], execution=Execution(backend="dask", chunk_size=3_000, n_jobs=2),
+                 **kwargs)
     for name in ("delta", "delta_lower", "delta_upper", "floor"):
         np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
     # an existing cluster, reached through its scheduler address
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
-        remote = audit(gaussian_batched, D[0], D_PRIME[0], backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+        remote = audit(gaussian_batched, D[0], D_PRIME[0], **kwargs,
+                       execution=Execution(backend="dask", scheduler=cluster.scheduler_address, chunk_size=3_000,
+                                           n_jobs=2))
     np.testing.assert_array_equal(local.delta, remote.delta)
 
 
@@ -112,8 +118,9 @@ def test_violation_of_an_understated_claim_is_detected(gaussian_batched):
 
 
 def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
-    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic",
-                   claimed=(0.5, 0.01), exact=lambda e: gaussian_delta_reference(e, 1.0))
+    mechanism = batched(gaussian_batched, exact=lambda e: gaussian_delta_reference(e, 1.0))
+    report = audit(mechanism, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic",
+                   claimed=(0.5, 0.01))
     path = tmp_path / "report.json"
     report.to_json(path)
     data = json.loads(path.read_text())
@@ -133,8 +140,8 @@ def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
 
 
 def test_plot_writes_a_png(tmp_path, gaussian_batched):
-    report = audit(gaussian_batched, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic",
-                   exact=lambda e: gaussian_delta_reference(e, 1.0))
+    mechanism = batched(gaussian_batched, exact=lambda e: gaussian_delta_reference(e, 1.0))
+    report = audit(mechanism, D[0], D_PRIME[0], eps=EPS, n_samples=5_000, seed=0, scorer="quadratic")
     report.plot(tmp_path / "spectrum.png")
     assert (tmp_path / "spectrum.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -176,7 +183,7 @@ def test_bad_arguments_are_reported(gaussian_batched):
     with pytest.raises(TypeError, match="Scorer protocol"):
         audit(gaussian_batched, D[0], D_PRIME[0], scorer=object(), n_samples=2_000)
     with pytest.raises(ValueError, match="backend"):
-        audit(gaussian_batched, D[0], D_PRIME[0], backend="spark", n_samples=2_000)
+        audit(gaussian_batched, D[0], D_PRIME[0], n_samples=2_000, execution=Execution(backend="spark"))
 
 
 def test_negative_eps_is_accepted():
@@ -212,7 +219,6 @@ ROWS = np.array([[1.0], [0.0], [2.0]])
 
 
 @pytest.mark.parametrize("options,error,message", [
-    (dict(chunk_size=-5), ValueError, "chunk_size must be None .* or a positive integer, got -5"),
     (dict(seed=-1), ValueError, "seed must be a non-negative integer"),
     (dict(eps=[0.0, 700.0, 710.0]), ValueError, "eps must be at most 709.78"),
     (dict(eps=[700.0]), ValueError, "no sample size up to 10\\^15 per side can at the smallest eps 700"),
@@ -221,8 +227,8 @@ ROWS = np.array([[1.0], [0.0], [2.0]])
     (dict(claimed=lambda eps: np.full(np.shape(eps), 2.0)), ValueError, "gives delta = 2 at eps = 0; a claimed delta "
                                                                         "must lie in \\[0, 1\\]"),
     (dict(D_prime=ROWS.copy()), ValueError, "D_prime is identical to D"),
-    (dict(neighbor="replace:0"), ValueError, "needs the new values: replacement="),
-    (dict(neighbor="remove:0", replacement=[3.0]), ValueError, "replacement goes with neighbor='replace:ROW'"),
+    (dict(neighbor="replace:0"), ValueError, "needs the new values: Neighbor\\('replace', 0, replacement=...\\)"),
+    (dict(neighbor="replace:0", D_prime=ROWS + 1), ValueError, "not neighbours under 'replace'"),
     (dict(n_samples=10**300), ValueError, "needs about .* of memory, more than the .* available"),
 ])
 def test_every_argument_is_checked_before_any_sampling(options, error, message):
@@ -261,7 +267,7 @@ def test_the_default_neighbour_is_the_command_lines(tmp_path, capsys):
     from ndis.experiments import datasets
 
     data = "synthetic:n=20,d=2,seed=0"
-    report = audit("gaussian", datasets.load(data), params={"sigma": 1.0}, eps=np.linspace(0, 1, 3), n_samples=2_000,
+    report = audit(get("gaussian", sigma=1.0), datasets.load(data), eps=np.linspace(0, 1, 3), n_samples=2_000,
                    seed=3, scorer="quadratic", progress=False)
     assert main(["audit", "gaussian", "--param", "sigma=1", "--data", data, "--eps", "0:1:3", "--samples", "2000",
                  "--seed", "3", "--scorer", "quadratic", "--out", str(tmp_path)]) == 0
@@ -279,7 +285,8 @@ def test_a_replacement_gives_the_audit_of_the_dataset_it_makes(neighbor, replace
     changed = data.copy()
     changed[1] = row
     options = dict(eps=EPS, n_samples=2_000, seed=4, scorer="quadratic", progress=False)
-    given = audit(mechanism, data, neighbor=neighbor, replacement=replacement, **options)
+    spec = Neighbor.parse(neighbor)
+    given = audit(mechanism, data, neighbor=Neighbor(spec.relation, spec.row, replacement), **options)
     built = audit(mechanism, data, changed, neighbor=neighbor.split(":")[0], **options)
     assert given.info["neighbor"] == built.info["neighbor"] == {"relation": neighbor.split(":")[0], "row": 1,
                                                                 "how": "given"}
@@ -316,8 +323,8 @@ def test_acceptance_gaussian_mechanism_at_a_million_samples():
         return data + sigma * rng.standard_normal((n, 1))
 
     eps = np.linspace(0, 1, 41)
-    report = audit(mechanism, 1.0, 0.0, eps=eps, n_samples=10**6, seed=0, scorer="quadratic",
-                   exact=lambda e: gaussian_delta_reference(e, 1 / sigma))
+    report = audit(batched(mechanism, exact=lambda e: gaussian_delta_reference(e, 1 / sigma)), 1.0, 0.0, eps=eps,
+                   n_samples=10**6, seed=0, scorer="quadratic")
     assert np.max(np.abs(report.delta - report.theory)) <= 0.005
     assert np.all(report.delta_lower <= report.theory)
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 from ndis.auditor.eureka import accuracy_to_delta, knn_k, knn_predict_1d, paper_radius
 
 from .conftest import gaussian_delta_reference
@@ -28,13 +28,14 @@ def test_eureka_mode_estimates_the_gaussian_spectrum():
     # at eps <= 1; k-NN converges from below with a bias of a few 1e-3 at this size. 4 SE = 0.035.
     eps = np.linspace(0, 1, 6)
     report = audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, eps=eps, n_samples=200_000,
-                   method="eureka", seed=0)
+                   seed=0, scorer=Scoring(method="eureka"))
     truth = gaussian_delta_reference(eps, 1.0)
     assert np.max(np.abs(report.delta - truth)) < 0.035
     assert np.all(report.delta_lower <= truth)
     assert report.info["scorer"] == "eureka-knn"
     with pytest.raises(ValueError, match="method='threshold'"):
-        audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, method="eureka", claimed=(1, 0.1))
+        audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, claimed=(1, 0.1),
+              scorer=Scoring(method="eureka"))
 
 
 def test_eureka_mode_with_the_mlp_classifier():
@@ -42,7 +43,7 @@ def test_eureka_mode_with_the_mlp_classifier():
     # <= 0.017; an MLP from 2e4 points is close to Bayes in 1-D, so 0.08 (~4.7 SE) bounds the error.
     eps = np.array([0.0, 0.5])
     report = audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 2.0, 0.0, eps=eps, n_samples=20_000,
-                   method="eureka", seed=0, eureka_options={"classifier": "mlp"})
+                   seed=0, scorer=Scoring(method="eureka", eureka={"classifier": "mlp"}))
     truth = gaussian_delta_reference(eps, 2.0)
     assert np.max(np.abs(report.delta - truth)) < 0.08
     assert np.all(report.delta_lower <= truth)

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from ndis.auditor import audit, audit_search, search_pair
+from ndis.auditor import Search, audit, audit_search, search_pair
 from ndis.auditor.pair_search import QueryPairs, _separation
 from ndis.auditor.reporting.report import AuditReport
 from ndis.cli import main
@@ -21,15 +21,14 @@ UNINFORMATIVE = (np.ones((1, K)), np.ones((1, K)) + np.eye(K)[:1])  # all querie
 
 
 def _search(mech, **options):
-    options = {"n_samples": 80_000, "fraction": 0.5, "n_trials": 8, "n_confirm": 2, "seed": 3, "progress": False,
-               **options}
-    return search_pair(mech, **options)
+    search = {"fraction": 0.5, "n_trials": 8, "n_confirm": 2, **options.pop("search", {})}
+    return search_pair(mech, **{"n_samples": 80_000, "seed": 3, "progress": False, **options}, search=Search(**search))
 
 
 @pytest.mark.parametrize("cls", [zoo.ZooNoisyMaxLapValue, zoo.ZooLaplaceHalf, zoo.ZooGaussianHalf])
 def test_every_pair_tried_is_a_neighbouring_pair_in_the_mechanisms_norm(cls):
     mech = cls(eps0=0.7, sensitivity=0.5)
-    found = _search(mech, dimension=K)
+    found = _search(mech, search=dict(dimension=K))
     assert len(found.trials) == 8 and len(found.info["confirmations"]) == 2
     for t in found.trials + found.info["confirmations"]:
         D, D_prime = np.array([t["D"]]), np.array([t["D_prime"]])
@@ -68,8 +67,8 @@ def test_the_space_maps_a_pair_to_its_parameters_and_back():
 
 def test_pilots_and_the_final_audit_use_disjoint_seed_streams():
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
-    report = audit_search(mech, dimension=K, n_samples=100_000, fraction=0.4, n_trials=8, n_confirm=2, seed=11,
-                          progress=False, eps=[0.7], scorer="quadratic")
+    report = audit_search(mech, n_samples=100_000, seed=11, progress=False, eps=[0.7], scorer="quadratic",
+                          search=Search(dimension=K, fraction=0.4, n_trials=8, n_confirm=2))
     search = report.info["pair_search"]
     final = report.info["seed"]
     assert final == search["final"]["seed"]
@@ -95,7 +94,7 @@ def test_pilots_and_the_final_audit_use_disjoint_seed_streams():
 @pytest.mark.parametrize("pilot_eps", [None, 0.0])
 def test_a_recorded_pilot_is_reproduced_by_its_seed(pilot_eps):
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
-    found = _search(mech, dimension=K, pilot_eps=pilot_eps)
+    found = _search(mech, search=dict(dimension=K, pilot_eps=pilot_eps))
     t, at = found.trials[-1], found.info["pilot_eps"]
     assert at == (0.7 if pilot_eps is None else pilot_eps)  # by default the pilots are read at the claimed eps
     again = audit(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps=[at], n_samples=t["samples_per_side"],
@@ -107,7 +106,7 @@ def test_a_recorded_pilot_is_reproduced_by_its_seed(pilot_eps):
 
 def test_the_search_is_reproducible_with_a_fixed_seed_and_varies_without():
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
-    small = dict(start=UNINFORMATIVE, n_samples=40_000, n_trials=4, n_confirm=1)
+    small = dict(n_samples=40_000, search=dict(start=UNINFORMATIVE, n_trials=4, n_confirm=1))
     first, second = _search(mech, **small), _search(mech, **small)
     assert first.trials == second.trials and first.info["confirmations"] == second.info["confirmations"]
     assert first.chosen == second.chosen
@@ -123,8 +122,8 @@ def test_from_an_uninformative_pair_the_search_finds_a_pair_of_larger_true_delta
     zero-delta pair won the confirmations); seed 2 is tested."""
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
     start_delta = max(mech.exact_delta(0.7, *UNINFORMATIVE), mech.exact_delta(0.7, *UNINFORMATIVE[::-1]))
-    found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=2,
-                        objective="estimate-se", progress=False)
+    found = search_pair(mech, n_samples=300_000, seed=2, progress=False,
+                        search=Search(start=UNINFORMATIVE, fraction=0.5, n_trials=16, objective="estimate-se"))
     chosen = max(mech.exact_delta(0.7, found.D, found.D_prime), mech.exact_delta(0.7, found.D_prime, found.D))
     assert start_delta == 0 and chosen > 0.02
 
@@ -138,8 +137,8 @@ def test_pilots_read_at_eps_0_find_the_violating_shape_at_a_small_eps0():
     verdict tested the event most likely to reject (commit 390846f); since then, read at eps = 0,
     0.0099, 0, 0.0135, 0.0079, 0.0107 and 0.0013. Seed 3 is tested (0 when read at eps0 before)."""
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.2)
-    found = search_pair(mech, start=UNINFORMATIVE, n_samples=300_000, fraction=0.5, n_trials=16, seed=3,
-                        pilot_eps=0.0, objective="estimate", progress=False)
+    found = search_pair(mech, n_samples=300_000, seed=3, progress=False,
+                        search=Search(start=UNINFORMATIVE, fraction=0.5, n_trials=16, objective="estimate", pilot_eps=0.0))
     chosen = max(mech.exact_delta(0.2, found.D, found.D_prime), mech.exact_delta(0.2, found.D_prime, found.D))
     assert found.info["pilot_eps"] == 0.0 and chosen > 0.005
 
@@ -161,19 +160,21 @@ def test_wrong_use_is_a_clear_error():
     with pytest.raises(ValueError, match="dimension=K"):
         search_pair(mech, progress=False)
     with pytest.raises(ValueError, match="sensitivity=S"):
-        search_pair(lambda D, n, rng: D + rng.laplace(size=(n, D.shape[1])), claimed=(1, 0), dimension=3)
+        search_pair(lambda D, n, rng: D + rng.laplace(size=(n, D.shape[1])), claimed=(1, 0),
+                    search=Search(dimension=3))
     with pytest.raises(ValueError, match="claimed"):
-        search_pair(lambda D, n, rng: D + rng.laplace(size=(n, D.shape[1])), dimension=3, sensitivity=1)
+        search_pair(lambda D, n, rng: D + rng.laplace(size=(n, D.shape[1])),
+                    search=Search(dimension=3, sensitivity=1))
     with pytest.raises(ValueError, match="fewer than 2,000"):
-        search_pair(mech, dimension=K, n_samples=10_000)
+        search_pair(mech, n_samples=10_000, search=Search(dimension=K))
     with pytest.raises(ValueError, match="not neighbouring"):
-        search_pair(mech, start=(np.zeros((1, K)), np.full((1, K), 2.0)))
+        search_pair(mech, search=Search(start=(np.zeros((1, K)), np.full((1, K), 2.0))))
     with pytest.raises(ValueError, match="start must be a pair"):
-        search_pair(mech, start=np.zeros(K))
+        search_pair(mech, search=Search(start=np.zeros(K)))
     with pytest.raises(ValueError, match="unknown pilot objective"):
-        search_pair(mech, dimension=K, objective="best")
+        search_pair(mech, search=Search(dimension=K, objective="best"))
     with pytest.raises(ValueError, match="pilot_eps must be a finite number >= 0"):
-        search_pair(mech, dimension=K, pilot_eps=-0.1)
+        search_pair(mech, search=Search(dimension=K, pilot_eps=-0.1))
     with pytest.raises(ValueError, match="audit_search"):
         audit(mech, np.ones((1, K)), neighbor="search")
 
@@ -232,4 +233,4 @@ def test_ctrl_c_stops_the_search_saying_what_was_completed(monkeypatch):
 
     monkeypatch.setattr(pair_search, "audit", pilot)
     with pytest.raises(Interrupted, match="completed 2 of 8 trials and 0 of 2 confirmations"):
-        _search(zoo.ZooNoisyMaxLapValue(eps0=0.7), dimension=K)
+        _search(zoo.ZooNoisyMaxLapValue(eps0=0.7), search=dict(dimension=K))

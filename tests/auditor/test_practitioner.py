@@ -14,7 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from ndis.auditor import audit
+from ndis.auditor import Execution, Split, audit
+from ndis.auditor.api import DEFAULT_EPS
+from ndis.mechanisms import get as get_mechanism
 from ndis.auditor.sampling import chunks
 from ndis.auditor.statistics import bounds, verdict
 from ndis.auditor.api import _samples_for_held_out
@@ -53,13 +55,13 @@ def test_a_zero_screen_fraction_takes_the_largest_leverage_row_and_says_so(capsy
 
     mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:worst", eps=EPS, n_samples=4_000, scorer="quadratic",
-                   screen_fraction=0, progress="lines")
+                   progress="lines", split=Split(screen_fraction=0))
     assert report.info["neighbor"]["how"] == "max-leverage"
     assert report.info["neighbor"]["row"] == int(np.argmax(theory.leverages(D20)))
     assert "screen_fraction=0" in report.info["screen"]["skipped"] and sum(calls) == 2 * 4_000 + 4
     assert "neighbour screen skipped (screen_fraction=0" in capsys.readouterr().err
     with pytest.raises(ValueError, match="screen_fraction"):
-        audit(mechanism, D20, None, neighbor="remove:worst", n_samples=4_000, screen_fraction=1.5)
+        audit(mechanism, D20, None, neighbor="remove:worst", n_samples=4_000, split=Split(screen_fraction=1.5))
 
 
 def test_every_phase_is_counted_in_samples_and_in_small_chunks(capsys):
@@ -234,22 +236,24 @@ def test_a_batched_plug_in_returning_strings_is_named():
 def test_a_missing_dask_names_the_install_command(monkeypatch, gaussian_batched):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r'pip install "ndis\[distributed\]"'):
-        audit(gaussian_batched, np.array([1.0]), np.array([0.0]), n_samples=2_000, backend="dask", progress=False)
+        audit(gaussian_batched, np.array([1.0]), np.array([0.0]), n_samples=2_000, progress=False,
+              execution=Execution(backend="dask"))
 
 
 def test_registered_mechanisms_by_name():
-    report = audit("gaussian", D20, None, params={"sigma": 2.0, "query": "mean"}, neighbor="remove:0", eps=EPS,
+    report = audit(get_mechanism("gaussian", sigma=2.0, query="mean"), D20, None, neighbor="remove:0", eps=EPS,
                    n_samples=2_000, scorer="quadratic", progress=False)
     assert report.info["mechanism"] == "gaussian" and report.info["params"]["sigma"] == 2.0
-    with pytest.raises(ValueError, match=r"unknown mechanism 'gausian'.*ndis\.mechanisms\.names\(\)"):
+    with pytest.raises(ValueError, match="gaussian needs sigma, or eps, delta and sensitivity"):
+        audit("gaussian", D20, None, neighbor="remove:0")              # by name: its default parameters
+    with pytest.raises(ValueError, match=r"unknown mechanism 'gausian'.*ndis\.mechanisms\.names\(\).*"
+                                         r"ndis\.get_mechanism\(name, \*\*parameters\)"):
         audit("gausian", D20, None, neighbor="remove:0")
-    with pytest.raises(TypeError, match="params= goes with a mechanism given by name"):
-        audit(lambda data, n, rng: None, D20, None, params={"sigma": 1.0}, neighbor="remove:0")
 
 
 def test_the_default_eps_grid_is_the_same_in_python_and_on_the_command_line():
     from ndis.cli import build_parser, parse_grid
 
     audit_parser = build_parser()._subparsers._group_actions[0].choices["audit"]
-    np.testing.assert_array_equal(inspect.signature(audit).parameters["eps"].default,
-                                  parse_grid(audit_parser.get_default("eps")))
+    assert inspect.signature(audit).parameters["eps"].default is None      # None: the documented DEFAULT_EPS
+    np.testing.assert_array_equal(DEFAULT_EPS, parse_grid(audit_parser.get_default("eps")))

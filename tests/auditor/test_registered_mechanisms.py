@@ -8,7 +8,7 @@ import pytest
 from ndis import mechanisms
 from ndis.mechanisms import gaussian
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Execution, Scoring, Split, audit
 
 
 def test_gaussian_mechanism_report_carries_the_exact_curve():
@@ -31,8 +31,8 @@ def test_random_projection_with_gram_features_and_worst_row():
     D = rng.normal(size=(30, 3))
     mech = mechanisms.get("rp", r=5)
     eps = np.linspace(0, 2, 11)
-    report = audit(mech, D, None, neighbor="remove:worst", eps=eps, n_samples=60_000, seed=1, scorer="quadratic",
-                   features="auto")
+    report = audit(mech, D, None, neighbor="remove:worst", eps=eps, n_samples=60_000, seed=1,
+                   scorer=Scoring(scorer="quadratic", features="auto"))
     row, D_prime = mech.worst_neighbor(D, "remove")
     assert report.info["neighbor"] == {"relation": "remove", "row": row, "how": "mechanism"}
     assert report.info["scorer"].startswith("quadratic/")
@@ -70,11 +70,12 @@ def test_literal_sampler_as_a_control_agrees_with_the_fast_one():
     eps = np.linspace(0, 1, 6)
     kwargs = dict(neighbor="remove:worst", eps=eps, n_samples=20_000, scorer="quadratic")
     fast = audit(mech, D, None, seed=0, **kwargs)
-    literal = audit(mech, D, None, seed=1, literal=True, **kwargs)
+    literal = audit(mech, D, None, seed=1, execution=Execution(literal=True), **kwargs)
     assert literal.info["kind"] == "mechanism (literal)"
     assert np.max(np.abs(fast.delta - literal.delta)) < 0.085
     with pytest.raises(ValueError, match="literal=True"):
-        audit(lambda data, n, rng: rng.normal(size=(n, 1)), 0, 1, literal=True, n_samples=2_000)
+        audit(lambda data, n, rng: rng.normal(size=(n, 1)), 0, 1, n_samples=2_000,
+              execution=Execution(literal=True))
 
 
 class _CountingGaussian(gaussian.GaussianMechanism):
@@ -97,8 +98,8 @@ def test_the_set_up_is_done_once_per_side():
     _CountingGaussian.set_ups = []
     mech = _CountingGaussian(query="sum", sigma=1.0)
     D = np.ones((3, 1))
-    audit(mech, D, D[:-1], neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=4_000, chunk_size=500,
-          seed=0, scorer="quadratic")
+    audit(mech, D, D[:-1], neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=4_000, seed=0, scorer="quadratic",
+          execution=Execution(chunk_size=500))
     assert _CountingGaussian.set_ups == [3, 2]
 
 
@@ -111,8 +112,8 @@ def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
     D = np.full((8, 1), 0.1)
     D[5] = 2.0
     report = audit(_CountingGaussian(query="sum", sigma=1.0), D, None, neighbor="remove:worst",
-                   eps=np.linspace(0, 1, 3), n_samples=4_000, chunk_size=1_000, seed=0, scorer="quadratic",
-                   screen_fraction=1.0)
+                   eps=np.linspace(0, 1, 3), n_samples=4_000, seed=0, scorer="quadratic",
+                   split=Split(screen_fraction=1.0), execution=Execution(chunk_size=1_000))
     assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] == 5
     screened = report.info["screen"]["rows"]
     assert screened == neighbors.candidate_rows(D, 4, seed=chunks.chunk_seed(chunks.as_seed_sequence(0), 8))
@@ -134,8 +135,8 @@ def test_a_duck_typed_sampler_serves_the_shape_probe_too():
         def sample(self, D, n, rng):
             return self.sampler(D)(n, rng)
 
-    audit(Duck(), np.ones((1, 1)), np.zeros((1, 1)), eps=np.linspace(0, 1, 3), n_samples=2_000, chunk_size=300,
-          scorer="quadratic")
+    audit(Duck(), np.ones((1, 1)), np.zeros((1, 1)), eps=np.linspace(0, 1, 3), n_samples=2_000, scorer="quadratic",
+          execution=Execution(chunk_size=300))
     assert calls == [(1, 1), (1, 1)]
 
 
@@ -143,14 +144,12 @@ def test_a_registered_mechanism_gives_the_same_report_on_threads_loky_and_dask()
     pytest.importorskip("distributed")
     mech = mechanisms.get("gaussian", query="sum", sigma=1.0)
     D = np.ones((3, 1))
-    kwargs = dict(neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=6_000, chunk_size=700, seed=4,
-                  scorer="quadratic")
-    one = audit(mech, D, D[:-1], n_jobs=1, **kwargs)
-    default = audit(mech, D, D[:-1], **kwargs)  # ndis's mechanisms are thread-safe: one thread per core
+    kwargs = dict(neighbor="remove", eps=np.linspace(0, 1, 5), n_samples=6_000, seed=4, scorer="quadratic")
+    one = audit(mech, D, D[:-1], execution=Execution(n_jobs=1, chunk_size=700), **kwargs)
+    default = audit(mech, D, D[:-1], execution=Execution(chunk_size=700), **kwargs)  # thread-safe: a thread per core
     assert one.info["n_jobs"] == 1  # one worker: sequential, whatever the backend
     assert (default.info["backend"], default.info["n_jobs"]) == ("threads", os.cpu_count())
-    for other in (default, audit(mech, D, D[:-1], n_jobs=2, backend="threads", **kwargs),
-                  audit(mech, D, D[:-1], n_jobs=2, backend="loky", **kwargs),
-                  audit(mech, D, D[:-1], n_jobs=2, backend="dask", **kwargs)):
+    for other in (default, *(audit(mech, D, D[:-1], execution=Execution(n_jobs=2, backend=backend, chunk_size=700),
+                                   **kwargs) for backend in ("threads", "loky", "dask"))):
         for name in ("delta", "delta_lower", "delta_upper", "floor"):
             np.testing.assert_array_equal(getattr(one, name), getattr(other, name))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit_sequential
 from ndis.auditor.statistics import bounds, claims, confirmation, spending
 from ndis.mechanisms import zoo
 
@@ -14,8 +14,7 @@ from ndis.mechanisms import zoo
 def _laplace_half(seed, n=20_000):
     mech = zoo.ZooLaplaceHalf(eps0=0.7)  # true eps 1.4 (the scale is halved), true delta(0.7) = 0.295
     D, D_prime = mech.patterns(5)["one above"]
-    return audit(mech, D, D_prime, eps=[0.7], n_samples=n, seed=seed, claimed=mech.claim(), sequential=True,
-                 progress=False)
+    return audit_sequential(mech, D, D_prime, eps=[0.7], n_samples=n, seed=seed, claimed=mech.claim(), progress=False)
 
 
 def test_a_clear_violation_is_refuted_at_the_first_look():
@@ -35,8 +34,8 @@ def test_a_clear_violation_is_refuted_at_the_first_look():
 def test_a_correct_mechanism_is_not_refuted_and_draws_at_most_its_budget():
     mech = zoo.ZooSVT(eps0=0.7)  # correct, true eps 0.42 on this pair: far inside its claim
     D, D_prime = mech.patterns(5)["half half"]
-    report = audit(mech, D, D_prime, eps=[0.7], n_samples=20_000, seed=1, claimed=mech.claim(), sequential=True,
-                   progress=False)
+    report = audit_sequential(mech, D, D_prime, eps=[0.7], n_samples=20_000, seed=1, claimed=mech.claim(),
+                              progress=False)
     s = report.info["sequential"]
     assert report.verdict != "violation" and s["stopped"] in ("futile", "budget")
     assert report.info["samples_used"] <= 20_000 and s["p_value"] > 0.05
@@ -63,8 +62,8 @@ def test_a_gaussian_dp_claim_is_refuted_at_one_point_of_its_curve():
     def mech(data, n, rng):  # x + N(0, 1) on the inputs 0 and 2: 2-GDP, claimed 0.5-GDP
         return np.asarray(data, float)[0] + rng.standard_normal((n, 1))
 
-    report = audit(mech, np.array([0.0]), np.array([2.0]), eps=np.linspace(0, 2, 11), n_samples=20_000, seed=2,
-                   claimed=claims.gaussian_dp(0.5), sequential=True, progress=False)
+    report = audit_sequential(mech, np.array([0.0]), np.array([2.0]), eps=np.linspace(0, 2, 11), n_samples=20_000,
+                              seed=2, claimed=claims.gaussian_dp(0.5), progress=False)
     v = report.verdict
     assert v == "violation" and v.eps in np.linspace(0, 2, 11)
     assert v.delta == pytest.approx(float(theory.gaussian_delta(v.eps, 0.5)))
@@ -72,16 +71,15 @@ def test_a_gaussian_dp_claim_is_refuted_at_one_point_of_its_curve():
 
 
 @pytest.mark.parametrize("changes, match", [({"claimed": None}, "tests a claim"), ({"D_prime": None}, "D_prime"),
-                                            ({"method": "eureka"}, "threshold"), ({"n_samples": 3_000}, "at least")])
+                                            ({"scorer": Scoring(method="eureka")}, "threshold"),
+                                            ({"n_samples": 3_000}, "at least")])
 def test_what_a_sequential_audit_cannot_do_is_refused_before_sampling(changes, match):
     def never(data, n, rng):
         raise AssertionError("sampled")
 
-    options = dict(D=np.array([0.0]), D_prime=np.array([1.0]), claimed=(1.0, 0.0), n_samples=20_000,
-                   sequential=True, progress=False, **{k: v for k, v in changes.items() if k == "method"})
-    options.update({k: v for k, v in changes.items() if k != "method"})
+    options = dict(D=np.array([0.0]), D_prime=np.array([1.0]), claimed=(1.0, 0.0), n_samples=20_000, progress=False)
     with pytest.raises(ValueError, match=match):
-        audit(never, **options)
+        audit_sequential(never, **{**options, **changes})
 
 
 def test_the_looks_together_keep_alpha_over_the_stopping_time():
@@ -119,4 +117,4 @@ def test_rounds_that_could_not_refute_are_skipped_and_an_audit_that_could_not_is
         raise AssertionError("sampled")
 
     with pytest.raises(ValueError, match="no outcome of a sequential audit of 100,000 samples per side"):
-        audit(never, np.array([0.0]), np.array([1.0]), claimed=(20.0, 0.0), n_samples=100_000, sequential=True)
+        audit_sequential(never, np.array([0.0]), np.array([1.0]), claimed=(20.0, 0.0), n_samples=100_000)

@@ -59,8 +59,8 @@ def test_row_relations_take_no_replacement_and_the_others_need_one(data):
 def test_check_relation_and_specs():
     assert neighbors.ROW_RELATIONS == ("remove", "zero") and set(neighbors.ROW_RELATIONS) <= set(neighbors.RELATIONS)
     assert [neighbors.check_relation(r) for r in neighbors.RELATIONS] == list(neighbors.RELATIONS)
-    assert neighbors.parse("remove:worst") == ("remove", "worst")
-    assert neighbors.parse("zero:7") == ("zero", 7)
-    assert neighbors.parse("entry") == ("entry", None)
+    parse = neighbors.Neighbor.parse
+    assert (parse("remove:worst"), parse("zero:7"), parse("entry")) == (
+        neighbors.Neighbor("remove", "worst"), neighbors.Neighbor("zero", 7), neighbors.Neighbor("entry"))
     with pytest.raises(ValueError, match="row choice"):
-        neighbors.parse("remove:best")
+        parse("remove:best")

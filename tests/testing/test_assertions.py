@@ -2,6 +2,7 @@
 AssertionError carrying the report and the evidence when it is refuted, replays from the seed it
 prints, takes (eps, delta), mu or a curve, and knows whether the pytest plugin counts it."""
 
+import math
 import re
 import types
 import warnings
@@ -9,7 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ndis.auditor import AuditReport
+from ndis.auditor import AuditReport, Execution
+from ndis.auditor.statistics.claims import gaussian_dp
 from ndis.testing import PrivacyViolation, UncountedAudit, assert_dp, assertions, family
 
 #: These tests call assert_dp directly, outside the session's family of counted audits, on purpose.
@@ -96,32 +98,32 @@ def test_a_gaussian_dp_claim_and_a_curve_claim():
 
     pair = np.array([0.0]), np.array([2.0])
     with pytest.raises(PrivacyViolation, match="the claimed curve 0.5-GDP"):
-        assert_dp(gaussian, *pair, mu=0.5, n_samples=20_000, seed=2, grid=np.linspace(0, 2, 11),
+        assert_dp(gaussian, *pair, claimed=gaussian_dp(0.5), n_samples=20_000, seed=2, grid=np.linspace(0, 2, 11),
                   scorer="quadratic")
     eps = np.linspace(0, 2, 11)
-    report = assert_dp(gaussian, *pair, curve=(eps, np.ones_like(eps) * 0.9), n_samples=20_000, seed=3, grid=eps,
+    report = assert_dp(gaussian, *pair, claimed=(eps, np.ones_like(eps) * 0.9), n_samples=20_000, seed=3, grid=eps,
                        scorer="quadratic")
     assert report.verdict != "violation"
 
 
 def test_an_audit_too_long_for_a_test_is_refused_before_any_sample():
     # 10^10 samples per side on one worker: at least 2 x 10^4 s (core.budget), above MAX_SECONDS = 3600;
-    # the refusal comes before the mechanism is called, and max_seconds=None lifts it
+    # the refusal comes before the mechanism is called, and max_seconds=math.inf lifts it
     def never(data, n, rng):
         raise RuntimeError("sampled")
 
     pair = np.array([0.0]), np.array([1.0])
     with pytest.raises(ValueError, match=r"^this audit's 10,000,000,000 samples per side would take at least "
                                          r"5.56 h to draw .*max_seconds=3600: use fewer samples"):
-        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1)
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, execution=Execution(n_jobs=1))
     with pytest.raises(ValueError, match="max_seconds=60:"):
-        assert_dp(never, *pair, eps=1.0, n_samples=10**8, n_jobs=1, max_seconds=60)
+        assert_dp(never, *pair, eps=1.0, n_samples=10**8, execution=Execution(n_jobs=1, max_seconds=60))
     with pytest.raises(RuntimeError, match="sampled"):
-        assert_dp(never, *pair, eps=1.0, n_samples=10**10, n_jobs=1, max_seconds=None)
+        assert_dp(never, *pair, eps=1.0, n_samples=10**10, execution=Execution(n_jobs=1, max_seconds=math.inf))
 
 
-@pytest.mark.parametrize("claim, match", [({}, "exactly one"), ({"eps": 1.0, "mu": 1.0}, "exactly one"),
-                                          ({"mu": 1.0, "delta": 1e-5}, "delta goes with eps"),
+@pytest.mark.parametrize("claim, match", [({}, "got neither"), ({"eps": 1.0, "claimed": gaussian_dp(1.0)}, "not both"),
+                                          ({"claimed": gaussian_dp(1.0), "delta": 1e-5}, "delta goes with eps"),
                                           ({"eps": -1.0}, "claimed eps"), ({"eps": 1.0, "delta": 1.5}, "claimed delta")])
 def test_malformed_claims_are_refused(claim, match):
     with pytest.raises(ValueError, match=match):

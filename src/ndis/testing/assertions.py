@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 
@@ -30,58 +31,63 @@ class UncountedAudit(UserWarning):
     """assert_dp ran in a test the ndis pytest plugin does not count: outside the session's error budget."""
 
 
-def _claim(eps, delta, mu, curve):
-    """(what audit's `claimed` takes, its name) from exactly one of eps (with delta), mu or curve."""
+def _claim(eps, delta, claimed):
+    """(what audit's `claimed` takes, its name) from exactly one of eps (with delta) or claimed."""
     __tracebackhide__ = True  # pytest shows the user's call, not ndis's frames (also in assert_dp, Slot.next_seed)
-    given = [name for name, value in (("eps", eps), ("mu", mu), ("curve", curve)) if value is not None]
-    if len(given) != 1:
-        raise ValueError(f"give the claim as exactly one of eps (with delta), mu (Gaussian DP) or curve "
-                         f"(a privacy curve), got {', '.join(given) or 'none'}")
+    if (eps is None) == (claimed is None):
+        raise ValueError("give the claim as eps (with delta) or as claimed= (ndis.gaussian_dp(mu), or any privacy "
+                         "curve ndis.audit takes), " + ("not both" if eps is not None else "got neither"))
     if eps is not None:
         from ndis.auditor.statistics.verdict import check_claim
 
         eps, delta = check_claim((eps, delta))
         return (eps, delta), f"({eps:g}, {delta:g})-DP"
     if delta != 0.0:
-        raise ValueError("delta goes with eps; a mu or curve claim states its own deltas")
+        raise ValueError("delta goes with eps; a claimed curve states its own deltas")
     from ndis.auditor.statistics import claims
 
-    claimed = claims.gaussian_dp(mu) if mu is not None else claims.claimed_curve(curve)
-    return claimed, f"the claimed curve {claimed.source}"
+    if claims.is_point_claim(claimed):
+        eps, delta = claimed
+        return _claim(eps, delta, None)
+    curve = claims.claimed_curve(claimed)
+    return curve, f"the claimed curve {curve.source}"
 
 
-def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *, mu: float | None = None,
-              curve=None, n_samples: int = DEFAULT_SAMPLES, alpha: float | None = None, seed=None, grid=None,
-              max_seconds: float | None = MAX_SECONDS, **options):
+def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *, claimed=None,
+              n_samples: int = DEFAULT_SAMPLES, alpha: float | None = None, seed=None, grid=None, scorer="auto",
+              split=None, execution=None):
     """Audit `mech` on (D, D') sequentially against a claim; return the AuditReport when the claim stands,
     raise `PrivacyViolation` (an AssertionError whose `report` is the AuditReport) when it is refuted.
 
-    The claim: (eps, delta)-DP, mu-Gaussian DP (`mu`), or any privacy curve `ndis.audit` accepts as
-    `claimed` (`curve`: arrays (eps, delta), a CSV path, a callable, a dp_accounting accountant, ...).
-    `grid`: the eps grid of the screening audits, at whose points a curve is tested (default
-    np.linspace(0, max(2, 2 eps), 41) for (eps, delta), else `ndis.audit`'s). `n_samples` is the most it may
-    draw per side; the audit stops as soon as the claim is refuted, or when going on is futile
-    (`ndis.auditor.sequential`), and `report.info["samples_used"]` says how many it drew.
+    Parameters
+    ----------
+    mech, D, D_prime : the mechanism and the pair, as for `ndis.audit`.
+    eps, delta : the claim (eps, delta)-DP; or instead
+    claimed : any claim `ndis.audit` takes: `ndis.gaussian_dp(mu)`, arrays (eps, delta), a CSV path, a
+        callable, a dp_accounting accountant, ...
+    n_samples : the most samples per side; the audit stops as soon as the claim is refuted, or when
+        going on is futile (`ndis.auditor.sequential`), and `report.samples_used` says how many it drew.
+    alpha, seed : level and seed. In a test the ndis pytest plugin counts (marked
+        `@pytest.mark.dp_audit` or using the `assert_dp` fixture), the session's alpha / K and a seed
+        derived from the session seed and the test's node id (`ndis.testing.family`); an `alpha`
+        given there may not exceed alpha / K (a smaller one spends less of the session's budget).
+        Elsewhere `alpha` (default 0.05) and `seed` (default fresh entropy). The failure message's
+        "replay" line gives the level and the seed that replay the audit: added to the same call, in
+        the same test (counted or not, also run alone), it runs as printed.
+    grid : the eps grid of the screening audits, at whose points a curve is tested (default
+        np.linspace(0, max(2, 2 eps), 41) for (eps, delta), else `ndis.audit`'s).
+    scorer, split, execution : as for `ndis.audit`. Before any work the audit's cost is estimated as
+        `ndis.audit` estimates it (`core.budget`: memory, and a lower bound on the time when the claim
+        holds and every round runs to its end); an audit that needs more memory than is available, or
+        more than `execution.max_seconds` (None, the default: `MAX_SECONDS`, an hour; math.inf: no limit),
+        is refused with a one-line ValueError.
 
-    Before any work the audit's cost is estimated as `ndis.audit` estimates it (`core.budget`: memory,
-    and a lower bound on the time when the claim holds and every round runs to its end); an audit that
-    needs more memory than is available, or more than `max_seconds` (default `MAX_SECONDS`, an hour;
-    None: no limit), is refused with a one-line ValueError. Under pytest an audit that runs longer than
-    --ndis-progress-after seconds (default 30) shows its progress on the terminal, without -s
-    (`ndis.testing.terminal`); elsewhere progress is off unless asked for (`progress=`).
-
-    Level and seed: in a test the ndis pytest plugin counts (marked `@pytest.mark.dp_audit` or using
-    the `assert_dp` fixture), the session's alpha / K and a seed derived from the session seed and the
-    test's node id (`ndis.testing.family`); an `alpha` given there may not exceed alpha / K (a smaller
-    one spends less of the session's budget). Elsewhere `alpha` (default 0.05) and `seed` (default fresh
-    entropy). The failure message's "replay" line gives the level and the seed that replay the audit:
-    added to the same call, in the same test (counted or not, also run alone), it runs as printed.
-    Other keyword arguments go to `ndis.audit` (scorer, features, n_jobs, max_train, progress, ...).
-
-    A failure shows no frame of ndis in pytest's traceback (`__tracebackhide__`): it ends at the test's call.
+    Under pytest an audit that runs longer than --ndis-progress-after seconds (default 30) shows its
+    progress on the terminal, without -s (`ndis.testing.terminal`); elsewhere it is silent. A failure
+    shows no frame of ndis in pytest's traceback (`__tracebackhide__`): it ends at the test's call.
     """
     __tracebackhide__ = True
-    claimed, name = _claim(eps, delta, mu, curve)
+    claimed, name = _claim(eps, delta, claimed)
     slot = family.current()
     if slot is not None:
         if alpha is not None and alpha > slot.level:
@@ -97,16 +103,18 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
             warnings.warn("assert_dp ran in a test the ndis pytest plugin does not count, so outside the session's "
                           "error budget: mark the test @pytest.mark.dp_audit or use the assert_dp fixture",
                           UncountedAudit, stacklevel=2)
-    from ndis.auditor import audit
+    from ndis.auditor import Execution, audit_sequential
+
+    execution = execution or Execution()
+    if execution.max_seconds is None:
+        execution = dataclasses.replace(execution, max_seconds=MAX_SECONDS)
 
     started = time.perf_counter()
-    options.setdefault("progress", terminal.progress(f"assert_dp of {name}") or False)
-    if grid is not None:
-        options["eps"] = grid
-    elif isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can certify) past eps
-        options["eps"] = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)
-    report = audit(mech, D, D_prime, n_samples=n_samples, seed=seed, alpha=alpha, claimed=claimed, sequential=True,
-                   max_seconds=max_seconds, **options)
+    if grid is None and isinstance(claimed, tuple):  # the screening audits' curves: from 0 (where any audit can
+        grid = np.linspace(0.0, max(2.0, 2 * claimed[0]), 41)  # certify) past eps
+    report = audit_sequential(mech, D, D_prime, claimed=claimed, eps=grid, n_samples=n_samples, alpha=alpha, seed=seed,
+                              scorer=scorer, split=split, execution=execution,
+                              progress=terminal.progress(f"assert_dp of {name}") or False)
     refuted = report.verdict == "violation"
     if slot is not None:
         slot.record(_record(report, name, alpha, refuted, time.perf_counter() - started))

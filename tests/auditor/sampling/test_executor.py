@@ -63,8 +63,6 @@ def test_the_dashboard_is_served_on_localhost_when_asked_for():
         port = executor._client.scheduler_info()["services"]["dashboard"]
         assert {ip for ip, p in _listening(psutil) if p == port} == {"127.0.0.1"}
         assert _status(port, "/info/main/workers.html") == 200
-    with pytest.raises(ValueError, match="dashboard=True applies to the local Dask cluster"):
-        chunks.Executor(n_jobs=2, backend="loky", dashboard=True)
 
 
 def test_losing_every_dask_worker_is_a_clear_error():

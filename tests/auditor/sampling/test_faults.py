@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from ndis.auditor import audit
+from ndis.auditor import Execution, audit
 from ndis.auditor.sampling import chunks
 
 EPS = np.linspace(0, 1, 6)
@@ -42,7 +42,8 @@ def reference():
 
 def test_a_dying_loky_worker_is_replaced_and_its_chunks_rerun(tmp_path, reference):
     marker = tmp_path / "killed"
-    report = audit(functools.partial(dying_gaussian, marker=str(marker)), 1.0, 0.0, n_jobs=2, **KWARGS)
+    report = audit(functools.partial(dying_gaussian, marker=str(marker)), 1.0, 0.0, execution=Execution(n_jobs=2),
+                   **KWARGS)
     assert marker.exists()
     _assert_same(report, reference)
 
@@ -57,8 +58,8 @@ def test_a_dask_worker_killed_mid_run_is_replaced_and_its_tasks_rescheduled(tmp_
     with dask.config.set({"distributed.scheduler.active-memory-manager.interval": "5ms"}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        report = audit(functools.partial(dying_gaussian, marker=str(marker)), 1.0, 0.0, backend="dask",
-                       scheduler=client, **KWARGS)
+        report = audit(functools.partial(dying_gaussian, marker=str(marker)), 1.0, 0.0,
+                       execution=Execution(backend="dask", scheduler=client), **KWARGS)
     assert marker.exists()
     _assert_same(report, reference)
 
@@ -67,4 +68,4 @@ def test_workers_that_keep_dying_end_the_audit_with_a_clear_error(tmp_path, monk
     monkeypatch.setattr(chunks, "RETRIES", 0)
     mech = functools.partial(dying_gaussian, marker=str(tmp_path / "killed"))
     with pytest.raises(RuntimeError, match=r"died in each of 1 attempt\(s\)"):
-        audit(mech, 1.0, 0.0, n_jobs=2, **KWARGS)
+        audit(mech, 1.0, 0.0, execution=Execution(n_jobs=2), **KWARGS)

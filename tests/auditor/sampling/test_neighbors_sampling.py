@@ -20,16 +20,19 @@ def test_relations_from_core_are_checked_and_constructed():
 
 
 def test_neighbour_specs_parse():
-    assert relations.parse("remove:worst") == ("remove", "worst")
-    assert relations.parse("zero:7") == ("zero", 7)
-    assert relations.parse("replace") == ("replace", None)
+    assert relations.Neighbor.parse("remove:worst") == relations.Neighbor("remove", "worst")
+    assert relations.Neighbor.parse("zero:7") == relations.Neighbor("zero", 7)
+    assert relations.Neighbor.parse("replace") == relations.Neighbor("replace", None)
+    assert str(relations.Neighbor.parse("zero:7")) == "zero:7"
     with pytest.raises(ValueError, match="row choice"):
-        relations.parse("remove:best")
+        relations.Neighbor.parse("remove:best")
+    with pytest.raises(ValueError, match="a replacement goes with the relations replace"):
+        relations.Neighbor("remove", 0, replacement=[1.0])
 
 
 def test_the_auditor_defines_no_relations_of_its_own():
     # the relations, their parsing, construction and check live in ndis.core.neighbors only
-    for name in ("RELATIONS", "ROW_CHOICES", "parse", "check", "make"):
+    for name in ("RELATIONS", "ROW_CHOICES", "Neighbor", "check", "make"):
         assert not hasattr(neighbors, name)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ndis import mechanisms
-from ndis.auditor import audit
+from ndis.auditor import Split, audit
 from ndis.auditor.scoring import scorers
 from ndis.auditor.statistics.bounds import clopper_pearson_lower, clopper_pearson_upper
 
@@ -87,7 +87,7 @@ def test_isvt4_violated_claim_is_not_passed():
     mech = mechanisms.get("zoo-isvt4", eps0=0.2)
     D, D_prime = mech.patterns(5)["half half"]
     report = audit(mech, D, D_prime, eps=[0.2], claimed=(0.2, 1e-3), n_samples=10**6, seed=3, scorer="boosting",
-                   max_train=10**5, progress=False)
+                   progress=False, split=Split(max_train=10**5))
     v = report.verdict
     assert v == "violation" or (v == "no violation found" and "not a proof of privacy" in str(v)), str(v)
     assert v.estimate <= 2.17e-3 + 3 * v.estimate_se

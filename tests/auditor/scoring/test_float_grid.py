@@ -3,7 +3,7 @@ and the floating-point attack on a textbook Laplace mechanism (Mironov 2012) tha
 
 import numpy as np
 
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 from ndis.auditor.scoring.features import float_grid
 from ndis.mechanisms import zoo
 
@@ -21,6 +21,6 @@ def test_textbook_laplace_is_refuted_through_its_floating_point_grid():
     # mechanism's real-valued eps of 0.2 (with the usual features eps_lo stays below 0.2).
     mech = zoo.ZooLaplace(eps0=0.2)
     D, D_prime = mech.patterns(5)["one above"]
-    report = audit(mech, D, D_prime, eps=[0.2, 2.0], n_samples=100_000, seed=3, claimed=(0.2, 0),
-                   features="float-grid", progress=False)
+    report = audit(mech, D, D_prime, eps=[0.2, 2.0], n_samples=100_000, seed=3, claimed=(0.2, 0), progress=False,
+                   scorer=Scoring(features="float-grid"))
     assert report.verdict == "violation" and report.eps_lo(0) > 3

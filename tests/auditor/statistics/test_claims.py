@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from ndis import theory
-from ndis.auditor import audit
+from ndis.auditor import Scoring, audit
 from ndis.auditor.reporting import html
 from ndis.auditor.statistics import claims
 from ndis.auditor.reporting.report import AuditReport, _plain
@@ -205,5 +205,5 @@ def test_the_point_claim_path_is_unchanged_and_curves_need_the_threshold_method(
                    scorer="quadratic", progress=False, claimed=(1.0, 1e-5))
     assert report.verdict == "violation" and report.claim is None
     with pytest.raises(ValueError, match="method='threshold' only"):
-        audit(mech, np.array([[0.0]]), np.array([[1.0]]), eps=EPS, n_samples=20_000, seed=0, method="eureka",
-              claimed=claims.gaussian_dp(1.0), progress=False)
+        audit(mech, np.array([[0.0]]), np.array([[1.0]]), eps=EPS, n_samples=20_000, seed=0,
+              claimed=claims.gaussian_dp(1.0), progress=False, scorer=Scoring(method="eureka"))

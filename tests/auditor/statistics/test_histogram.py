@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ndis.auditor import audit
+from ndis.auditor import Execution, audit
 from ndis.auditor.statistics import bounds, histogram, spectrum
 
 
@@ -96,9 +96,10 @@ def _gaussian(data, n, rng):
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_a_streamed_audit_gives_the_bounds_certificates_and_verdict_of_an_in_memory_audit(n_jobs):
     kwargs = dict(eps=np.linspace(0, 2, 21), n_samples=40_000, seed=11, scorer="quadratic", claimed=(0.5, 1e-3),
-                  progress=False, n_jobs=n_jobs, chunk_size=1_500)
-    streamed = audit(_gaussian, np.array([1.0]), np.array([0.0]), **kwargs)
-    kept = audit(_gaussian, np.array([1.0]), np.array([0.0]), streaming=False, **kwargs)
+                  progress=False)
+    run = dict(n_jobs=n_jobs, chunk_size=1_500)
+    streamed = audit(_gaussian, np.array([1.0]), np.array([0.0]), execution=Execution(**run), **kwargs)
+    kept = audit(_gaussian, np.array([1.0]), np.array([0.0]), execution=Execution(streaming=False, **run), **kwargs)
     assert np.array_equal(streamed.lower.forward, kept.lower.forward)
     assert np.array_equal(streamed.lower.reverse, kept.lower.reverse) and streamed.lower.delta.max() > 0.1
     assert streamed.verdict == kept.verdict and streamed.verdict == "violation"

@@ -59,11 +59,11 @@ def als_dataset(n=300, seed=0):
     return np.column_stack([X, np.ones(n), y])
 
 
-def coverage(name, mech, D, D_prime, exact, runs, n_samples, eps, **options):
+def coverage(name, mech, D, D_prime, exact, runs, n_samples, eps, features="auto", neighbor=None):
     covered, errors, started = 0, [], time.perf_counter()
     for seed in range(runs):
         report = audit(mech, D, D_prime, eps=eps, n_samples=n_samples, seed=seed, alpha=ALPHA, progress=False,
-                       scorer="quadratic", **options)
+                       scorer=Scoring("quadratic", features=features), neighbor=neighbor)
         reference = report.theory if exact is None else exact
         covered += bool(np.all(report.delta_lower <= reference))
         errors.append(np.max(np.abs(report.delta - reference)))

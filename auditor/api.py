@@ -40,7 +40,7 @@ from ndis.auditor.eureka import eureka_spectrum
 from ndis.auditor.reporting.exact import exact_curve
 from ndis.auditor.reporting.progress import Interrupted, Progress
 from ndis.core.options import Execution, Scoring, Split
-from ndis.auditor.reporting.report import AuditReport, partial_report, versions
+from ndis.auditor.reporting.report import TYPED, AuditReport, partial_report, versions
 from ndis.auditor.statistics.verdict import check_claim, judge
 
 #: The eps grid of an audit given none (`eps=None`): 41 points from 0 to 2.
@@ -319,14 +319,14 @@ def audit(mech, D, D_prime=None, *, eps=None, n_samples: int = 10**6, claimed=No
         summary = progress.summary()
         raise Interrupted(summary, partial_report(progress.done, info, summary)) from None
     timings["total"] = time.perf_counter() - started
-    info["timings"] = timings
+    report.timings = timings
     info["phases"] = progress.done
     return report
 
 
 @contextlib.contextmanager
 def _timed(timings: dict, phase: str):
-    """Adds the wall time of the block to timings[phase] (`report.info["timings"]`, `ndis audit --verbose`)."""
+    """Adds the wall time of the block to timings[phase] (`report.timings`, `ndis audit --verbose`)."""
     started = time.perf_counter()
     try:
         yield
@@ -441,8 +441,10 @@ def _conclude(plan: _Plan, curves, evidence, info, sampling_rate, timings) -> Au
         exact_values, info["theory"] = None, f"failed: {error}"
     with _timed(timings, "certificates_and_verdict"):
         verdict, certificates, gdp_certificate, claim_check = _certify(plan, curves, evidence, info, sampling_rate)
+    records = {name: info.pop(name) for name in TYPED if name in info}   # what the partial report kept in info
     return AuditReport(**curves, exact=exact_values, verdict=verdict, certificates=certificates, info=info,
-                       evidence=evidence, claim=claim_check, gdp=gdp_certificate)
+                       evidence=evidence, claim=claim_check, gdp=gdp_certificate, samples_used=plan.n_samples,
+                       **records)
 
 
 def _certify(plan: _Plan, curves, evidence, info, sampling_rate) -> tuple:

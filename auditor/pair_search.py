@@ -28,7 +28,7 @@ keeps the one whose small audit looks most like a violation:
   choice of the pair.
 
 `audit_search` does both and records every trial (pair, pilot statistics, samples, seed), every
-re-audit and why the winner won in `report.info["pair_search"]`; `search_pair` runs the pilots only.
+re-audit and why the winner won in `report.pair_search`; `search_pair` runs the pilots only.
 """
 
 from __future__ import annotations
@@ -393,11 +393,11 @@ def audit_search(mech, claimed=None, *, search: Search | None = None, eps=None, 
     report = audit(mech, found.D, found.D_prime, eps=eps, n_samples=found.final_samples, seed=found.final_seed,
                    claimed=found.info["claimed"] if claimed is None else claimed, alpha=alpha, scorer=scoring,
                    split=split, execution=execution, progress=progress)
-    report.info["pair_search"] = found.info
-    report.info["neighbor"] = {"relation": "search", "row": None,
-                               "how": f"pair search, trial {found.chosen} of {len(found.trials)} "
-                                      f"({found.trials[found.chosen]['source']})",
-                               "D": found.D[0].tolist(), "D_prime": found.D_prime[0].tolist()}
+    report.pair_search = found.info
+    report.neighbor = {"relation": "search", "row": None,
+                       "how": f"pair search, trial {found.chosen} of {len(found.trials)} "
+                              f"({found.trials[found.chosen]['source']})",
+                       "D": found.D[0].tolist(), "D_prime": found.D_prime[0].tolist()}
     return report
 
 

@@ -160,7 +160,7 @@ def audit_sequential(mech, D, D_prime, *, claimed, eps=None, n_samples: int = 10
                        for event, k_p, k_q in zip(events, *counts)]
             records.append({"round": plan.index + 1, "look": k + 1, "screen": plan.screen, "confirm": drawn,
                             "level": look.level, "seed": {"entropy": root.entropy, "spawn_key": list(screen_seed.spawn_key)},
-                            "scorer": report.info.get("scorer"), "confirmation": _deciding(results).to_dict(),
+                            "scorer": report.scorer, "confirmation": _deciding(results).to_dict(),
                             "confirmations": [r.to_dict() for r in results], "results": results})
             stop = _stop(results, plan.looks[k + 1:])
             if stop:
@@ -197,7 +197,7 @@ def _confirmation_counts(draws, report, events, plan, n, seed, execution: Execut
     event's threshold."""
     transform = _Exceed(report.evidence.score, [event.threshold for event in events])
     shape = tuple(report.info["output_shape"])
-    name = report.info.get("mechanism", "mechanism")
+    name = report.mechanism
     try:
         with chunks.Executor(report.info["n_jobs"], report.info["backend"], execution.scheduler, progress) as executor:
             return np.array([chunks.draw(executor, draw, n, seed, (side,), execution.chunk_size, shape, transform,
@@ -261,12 +261,12 @@ def _report(report, records, stop, rounds, skipped, budget, alpha, used, root, s
     certificate = Certificate(delta, c.eps_lo, alpha, c.event.direction, c.event.threshold, None, None)
     report.certificates = [k for k in report.certificates if k.delta != delta] + [certificate]
     reason = _reason(stop, deciding, rounds, budget)
-    report.info.update(
-        samples_used=used, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
-        sequential={"alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason,
-                    "p_value": p_value, "spending": "alpha * t^2, t = share of the planned confirmation samples (Lan & DeMets 1983; Kim & DeMets 1987)",
-                    "skipped_rounds": skipped,
-                    "schedule": [r.to_dict() for r in rounds],
-                    "rounds": [{k: v for k, v in r.items() if k != "results"} for r in records]})
-    report.info.setdefault("timings", {})["total"] = time.perf_counter() - started
+    report.samples_used, report.n_samples = used, budget
+    report.seed = {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}
+    report.sequential = {
+        "alpha": alpha, "budget": budget, "samples_used": used, "stopped": stop[0], "reason": reason, "p_value": p_value,
+        "spending": "alpha * t^2, t = share of the planned confirmation samples (Lan & DeMets 1983; Kim & DeMets 1987)",
+        "skipped_rounds": skipped, "schedule": [r.to_dict() for r in rounds],
+        "rounds": [{k: v for k, v in r.items() if k != "results"} for r in records]}
+    report.timings["total"] = time.perf_counter() - started
     return report

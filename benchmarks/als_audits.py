@@ -40,7 +40,7 @@ def run(name, D, r, n_samples, out, lines):
     title = f"ALS r={r} on {name} ({D.shape[0]} rows, row {row} removed), {n_samples:.0e} samples per side"
     report.theory = exact.delta  # plot against the exact finite-r law (the asymptotic one is in the table)
     report.plot(out / f"als-{name}.png", title=title)
-    lines += [f"## {title}", "", f"audit wall time {seconds:.1f} s; scorer {report.info['scorer']}", "",
+    lines += [f"## {title}", "", f"audit wall time {seconds:.1f} s; scorer {report.scorer}", "",
               *(f"* {label} curve inside the band [lower, upper] at {k} of {eps.size} eps" for label, k in inside.items()),
               "", "| eps | delta_hat | lower | upper | exact (t, MC) | asymptotic normal |", "|---|---|---|---|---|---|"]
     for i in range(0, eps.size, 4):

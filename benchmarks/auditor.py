@@ -102,7 +102,7 @@ def gaussian_accuracy(n_samples: int) -> None:
     print(f"  max |delta_hat - delta| = {error.max():.5f} at eps = {eps[error.argmax()]:.3f}  (target <= 0.005)")
     print(f"  lower bound above the exact curve at {above} of {eps.size} eps  (target 0)")
     print(f"  wall time {seconds:.1f} s  (target < 60 s); phases: "
-          + ", ".join(f"{k} {v:.1f} s" for k, v in report.info["timings"].items()))
+          + ", ".join(f"{k} {v:.1f} s" for k, v in report.timings.items()))
 
 
 def als_audit(n_samples: int, cancer: str, streaming: bool, out: str) -> None:
@@ -168,7 +168,7 @@ def sampling_ratio(n_samples: int, repeats: int, jobs: int) -> None:
         with TreeMemory() as memory:
             started, cpu = time.perf_counter(), time.process_time()
             timings = audit(gaussian_mechanism, 1.0, 0.0, eps=np.linspace(0, 1, 41), n_samples=n_samples, seed=i,
-                            scorer="quadratic", progress=False, execution=Execution(n_jobs=jobs, backend="threads")).info["timings"]  # the report is not kept
+                            scorer="quadratic", progress=False, execution=Execution(n_jobs=jobs, backend="threads")).timings  # the report is not kept
             audits.append((time.perf_counter() - started, time.process_time() - cpu))
         peaks.append(memory.peak / 2**30)
         print(f"  run {i + 1}: numpy {draws[-1][0]:.2f} s (CPU {draws[-1][1]:.2f} s), audit {audits[-1][0]:.2f} s "

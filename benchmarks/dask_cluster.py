@@ -92,7 +92,7 @@ def run(client, n_samples, label, kill_after=None):
     seconds = time.perf_counter() - started
     peaks = ", ".join(f"{peak / 2**30:.2f}" for peak in memory.peaks.values())
     print(f"[{label}] {n_samples:.3g} samples per side: wall {seconds:.1f} s; peak RSS per worker process (GiB): "
-          f"{peaks}; phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in report.info["timings"].items())
+          f"{peaks}; phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in report.timings.items())
           + (f"; killed worker pid {memory.killed[1]} at {memory.killed[2]:.0f} s" if memory.killed else ""),
           flush=True)
     return comparable(report), max(memory.peaks.values(), default=0), seconds

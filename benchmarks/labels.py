@@ -50,7 +50,7 @@ def run(name: str, runs: int, n_samples: int) -> None:
         report = audit(mech, D, D_prime, eps=[claimed[0]], n_samples=n_samples, seed=seed, claimed=claimed,
                        progress=False)
         verdicts.append(report.verdict)
-        scorers[report.info["scorer"]] += 1
+        scorers[report.scorer] += 1
     seconds = time.perf_counter() - started
     labels = Counter(v.label + (" (suspicious)" if v.suspicious else "") for v in verdicts)
     old = sum(v.estimate - v.delta > v.estimate_se for v in verdicts)

@@ -74,15 +74,15 @@ def one(cls, eps0, seed, best, args):
                     pilot_eps=args.pilot_eps)
     searched = audit_search(mech, n_samples=n, seed=seed, search=search, **options)
     t_search = time.perf_counter() - started
-    record = searched.info["pair_search"]
-    D, D_prime = np.array([searched.info["neighbor"]["D"]]), np.array([searched.info["neighbor"]["D_prime"]])
+    record = searched.pair_search
+    D, D_prime = np.array([searched.neighbor["D"]]), np.array([searched.neighbor["D_prime"]])
     tried = [truth(mech, np.array([t["D"]]), np.array([t["D_prime"]]), eps0) for t in record["trials"]] \
         if args.tried else [np.nan]
     return {"mechanism": cls.name, "eps0": eps0, "seed": seed, "pattern": name, "pattern_delta": best_delta,
             "pattern_verdict": best.verdict.label, "pattern_eps_lo": best.eps_lo(mech.claim()[1]),
             "start_delta": truth(mech, *start, eps0), "search_delta": truth(mech, D, D_prime, eps0),
             "search_best_tried": max(tried), "search_verdict": searched.verdict.label,
-            "search_eps_lo": searched.eps_lo(mech.claim()[1]), "final_samples": searched.info["n_samples"],
+            "search_eps_lo": searched.eps_lo(mech.claim()[1]), "final_samples": searched.n_samples,
             "pattern_seconds": t_best, "search_seconds": t_search, "pilot_seconds": record["seconds"]}
 
 

@@ -4,7 +4,7 @@
 
 A per-sample mechanism f(data, rng) that busy-waits 10 us or 1 ms is audited (n samples per side,
 n_jobs=1, quadratic scorer). The mechanism's own time is counted inside it; the sampling time is the
-audit's sampling phases (`report.info["timings"]`, probe excluded); the overhead per call is
+audit's sampling phases (`report.timings`, probe excluded); the overhead per call is
 (sampling time - mechanism time) / calls. Target: overhead / call time <= 1.
 """
 
@@ -38,7 +38,7 @@ def measure(seconds: float, n: int) -> None:
     mech = BusyMechanism(seconds)
     report = audit(mech, 1.0, 0.0, eps=np.linspace(0, 1, 5), n_samples=n, seed=0, scorer="quadratic",
                    progress=False)
-    timings = report.info["timings"]
+    timings = report.timings
     sampling = timings["sampling_training"] + timings["sampling_held_out"]
     calls = 2 * n  # the 2 x 2 probe calls are outside the timed phases
     spent = mech.spent * calls / mech.calls

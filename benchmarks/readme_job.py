@@ -7,7 +7,7 @@
 The job is the README's command, `ndis audit als --param r=10000 --data flights:20000 --eps 0:1.5:31
 --out DIR` (ALS, r = 10,000, 10^6 samples per side, scorer auto), run as a whole process (`python -m
 ndis`: imports, audit, report files, exit) with `--verbose`, which prints the wall time of every phase
-(`report.info["timings"]`, the imports before it, the plot and the other report files after it).
+(`report.timings`, the imports before it, the plot and the other report files after it).
 
 `--runs N` runs it N times without a seed, as the README does, and prints each run's wall time, its
 scorer and its phases, then the median wall time, the median of every phase and the median plot time
@@ -94,7 +94,7 @@ def speed(runs: int, scratch: Path, old_tree: Path | None) -> None:
             walls[version].append(wall)
             for name, seconds in timings.items():
                 phases[version].setdefault(name, []).append(seconds)
-            print(f"run {i + 1} {version}: wall {wall:.2f} s, scorer {report['info']['scorer']}; "
+            print(f"run {i + 1} {version}: wall {wall:.2f} s, scorer {report['scorer']}; "
                   + ", ".join(f"{name} {seconds:.3f}" for name, seconds in timings.items()), flush=True)
     for version in versions:
         print(f"{version}: median wall {statistics.median(walls[version]):.2f} s over {runs} runs (target <= 2.5 s); "
@@ -121,8 +121,8 @@ def fallbacks(first: int, stop: int, scratch: Path) -> None:
     failed, gaps, inside = [], [], 0
     for seed in range(first, stop):
         _, _, report = run(scratch / f"seed-{seed}", seed)
-        if report["info"]["scorer"] != PLUG_IN:
-            failed.append((seed, report["info"]["scorer"]))
+        if report["scorer"] != PLUG_IN:
+            failed.append((seed, report["scorer"]))
         gaps.append(abs(report["delta"][0] - report["theory"][0]))
         inside += all(lo <= t <= up for lo, t, up in zip(report["delta_lower"], report["theory"], report["delta_upper"]))
     n, k = stop - first, len(failed)

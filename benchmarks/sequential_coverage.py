@@ -47,8 +47,8 @@ def one(scenario: str, seed: int, budget: int, alpha: float) -> dict:
     v = report.verdict
     return {"scenario": scenario, "seed": seed, "verdict": v.label, "delta_lower": v.lower_bound,
             "true_delta": float(theory.gaussian_delta(eps0, MU)), "eps_lo": report.eps_lo(DELTA0),
-            "true_eps": float(theory.gaussian_epsilon(DELTA0, MU)), "samples_used": report.info["samples_used"],
-            "stopped": report.info["sequential"]["stopped"], "seconds": time.perf_counter() - started}
+            "true_eps": float(theory.gaussian_epsilon(DELTA0, MU)), "samples_used": report.samples_used,
+            "stopped": report.sequential["stopped"], "seconds": time.perf_counter() - started}
 
 
 def _interval(k: int, n: int) -> str:

@@ -63,7 +63,7 @@ def sequential(name: str, seed: int, budget: int, level: float) -> dict:
                                     progress=False), False
     except PrivacyViolation as violation:
         report, refuted = violation.report, True
-    s = report.info["sequential"]
+    s = report.sequential
     c = s["rounds"][-1]["confirmation"]
     return {"refuted": refuted, "used": s["samples_used"], "p": s["p_value"], "stopped": s["stopped"],
             "event": c["event"], "counts": (c["k_num"], c["k_den"], c["n"]), "seconds": time.perf_counter() - started}

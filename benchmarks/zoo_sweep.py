@@ -105,7 +105,7 @@ def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
     seconds = time.perf_counter() - started
     bayes = audit(mech, D, D_prime, scorer=BayesScore(mech, D, D_prime), **settings).verdict
     delta_star = truth(mech, D, D_prime, eps0)
-    held = report.info["sizes"]["held_out"]
+    held = report.sizes["held_out"]
     floor = float(detectable_floor(eps0, held, held, ALPHA / 4)[0])
     violating = delta_star > claimed[1] * (1 + 1e-6) + 1e-12
     verdict = report.verdict
@@ -113,7 +113,7 @@ def one(cls, eps0, pattern, seed, n_samples, max_train, scorer, delta0=None):
             "delta0": claimed[1], "true_delta": delta_star, "floor": floor, "violating": bool(violating),
             "held_out": held, "verdict": verdict.label,
             "suspicious": verdict.suspicious, "lower_bound": verdict.lower_bound, "estimate": verdict.estimate,
-            "eps_lo": report.eps_lo(claimed[1]), "scorer": report.info["scorer"], "samples": n_samples,
+            "eps_lo": report.eps_lo(claimed[1]), "scorer": report.scorer, "samples": n_samples,
             "seconds": seconds, "refutable": bayes == "violation", "bayes_lower_bound": bayes.lower_bound}
 
 

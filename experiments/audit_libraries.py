@@ -55,7 +55,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         eps0, delta0 = case.claimed
         rows.append({"library": case.library, "mechanism": case.name, "use": _kind(case), "claimed_eps": eps0, "claimed_delta": delta0,
                      "verdict": report.verdict.label, "eps_lo_at_claimed_delta": report.eps_lo(delta0),
-                     "samples_per_side": n, "seconds": seconds, "scorer": report.info["scorer"]})
+                     "samples_per_side": n, "seconds": seconds, "scorer": report.scorer})
     table = pd.DataFrame(rows)
     notes = [f"{case.library} / {case.name}: {case.note}" for case in found if case.note]
     notes += [f"{name} not audited: {why}" for name, why in missing.items()]

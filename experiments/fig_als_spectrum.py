@@ -45,7 +45,7 @@ def audit_case(D, r, eps, n_samples, n_eureka, seed):
     """Threshold audit (+ optional Eureka audit) of ALS(r) on D's worst removal pair; one table."""
     mech = mechanisms.get("als", r=r)
     report = audit(mech, D, eps=eps, n_samples=n_samples, seed=seed, neighbor="remove:worst", scorer="quadratic")
-    row = report.info["neighbor"]["row"]
+    row = report.neighbor["row"]
     exact = theory.spectrum("als", D, eps, neighbor="remove", rows=[row], r=r)
     worst = theory.spectrum("als", D, eps, neighbor="remove", rows="worst", r=r)
     frame = pd.DataFrame({
@@ -87,7 +87,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         tables[key] = frame
         summary.append({
             "dataset": name, "n": D.shape[0], "r": r, "row": row, "samples_per_side": n_samples,
-            "scorer": report.info.get("scorer"), "theory_at_eps_0": frame["theory"].iloc[0],
+            "scorer": report.scorer, "theory_at_eps_0": frame["theory"].iloc[0],
             "estimate_at_eps_0": frame["estimate"].iloc[0],
             "theory_at_eps_1": float(np.interp(1.0, eps, frame["theory"])),
             "estimate_at_eps_1": float(np.interp(1.0, eps, frame["estimate"])),

@@ -33,7 +33,7 @@ def audit_frame(mech, D, eps, n_samples, seed, scorers):
         report = audit(mech, D, eps=eps, n_samples=size, seed=seed, neighbor="remove:worst",
                        scorer=Scoring(scorer=name, features="flatten"))
         if "theory" not in frame:
-            row = report.info["neighbor"]["row"]
+            row = report.neighbor["row"]
             frame["theory"] = theory.spectrum(mech, D, eps, neighbor="remove", rows=[row]).delta
             info["row"] = row
         frame[f"estimate_{name}"] = report.delta

@@ -47,10 +47,10 @@ def run(eps: float, canaries: int = 1000, delta: float = 1e-5, steps: int = 100,
 
     report = audit_training(train, canary_score, (X, y), placed, delta=delta, method=method, alpha=alpha,
                             seed=audit, claimed_eps=claimed, **options)
+    report.mechanism = f"Opacus DP-SGD on digits{' (planted bug: clipping skipped)' if bug else ''}"
+    report.seed = {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}
     report.info.update(
-        mechanism=f"Opacus DP-SGD on digits{' (planted bug: clipping skipped)' if bug else ''}",
-        params=trainer.params, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
-        accountant={"name": "Opacus PRV accountant, sample rate 1", "eps": claimed, "delta": delta,
+        params=trainer.params, accountant={"name": "Opacus PRV accountant, sample rate 1", "eps": claimed, "delta": delta,
                     "target_eps": eps, "exact_eps": trainer.exact_epsilon(delta)},
         canary_norm=CANARY_NORM * trainer.max_grad_norm, training_accuracy=trained[-1].accuracy)
     return report

@@ -61,7 +61,7 @@ def test_audit_command_audits_a_third_party_callable_and_writes_the_files(tmp_pa
     # the four files, no temporary file and no lock file left behind (core.files)
     assert {p.name for p in tmp_path.iterdir()} == {"report.json", "spectrum.csv", "spectrum.png", "report.html"}
     saved = json.loads((tmp_path / "report.json").read_text())
-    assert saved["info"]["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
+    assert saved["neighbor"] == {"relation": "zero", "row": 0, "how": "given"}
     assert saved["info"]["data"] == "synthetic:n=50,d=2,seed=1" and saved["verdict"]["label"]
     assert saved["info"]["command"] == " ".join(sys.argv)
     page = (tmp_path / "report.html").read_text()
@@ -108,7 +108,7 @@ def test_the_examples_command_line_finds_the_violation_its_python_form_finds(tmp
     argv[argv.index("--samples") + 1] = "4e4"
     assert main(argv + ["--out", str(tmp_path)]) == 3              # the claim is refuted: exit status 3
     saved = json.loads((tmp_path / "report.json").read_text())
-    assert saved["verdict"]["label"] == "violation" and saved["info"]["neighbor"]["relation"] == "replace"
+    assert saved["verdict"]["label"] == "violation" and saved["neighbor"]["relation"] == "replace"
 
 
 def test_out_is_checked_before_any_work(tmp_path, capsys):
@@ -131,8 +131,8 @@ def test_data_prime_is_audited_as_given(tmp_path, capsys):
             "--scorer", "quadratic", "--out", str(tmp_path / "out"), "--verbose"]
     assert main(argv) == 0
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert saved["info"]["neighbor"] == {"relation": "remove", "row": 0, "how": "given"}
-    assert saved["info"]["n_samples"] == 20_000
+    assert saved["neighbor"] == {"relation": "remove", "row": 0, "how": "given"}
+    assert saved["n_samples"] == 20_000
     # --verbose: one line of every phase's wall time, the imports first and the report files last
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("timings"))
     phases = re.findall(r"([a-z ]+) (\d+\.\d{3}) s", line.split(": ", 1)[1])
@@ -238,7 +238,7 @@ def test_the_screen_fraction_and_its_cost_are_printed(tmp_path, capsys):
             "--screen-fraction", "0.4", "--out", str(tmp_path)]
     assert main(argv) == 0
     saved = json.loads((tmp_path / "report.json").read_text())
-    assert saved["info"]["screen"]["samples"] == 8_000 and len(saved["info"]["screen"]["rows"]) == 4
+    assert saved["screen"]["samples"] == 8_000 and len(saved["screen"]["rows"]) == 4
     captured = capsys.readouterr()
     assert "(screen of rows " in captured.out and ": 8,000 samples, " in captured.out
     screen = "ndis: neighbour screen (4 rows x 1,000 samples per side, 40% of the budget): 8,000 samples in"

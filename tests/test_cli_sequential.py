@@ -21,8 +21,8 @@ def test_a_sequential_audit_stops_at_the_refutation(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "sequential: 10,000 of 20,000 samples per side used; refuted in round 1 of 1, look 1" in out
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert report["verdict"]["label"] == "violation" and report["info"]["samples_used"] == 10_000
-    assert report["info"]["sequential"]["stopped"] == "refuted"
+    assert report["verdict"]["label"] == "violation" and report["samples_used"] == 10_000
+    assert report["sequential"]["stopped"] == "refuted"
 
 
 def test_what_a_sequential_audit_cannot_do_is_one_line(tmp_path, capsys):

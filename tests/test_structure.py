@@ -179,7 +179,7 @@ def test_a_users_mechanisms_module_is_audited_from_the_command_line(user_directo
     done = subprocess.run(command, cwd=user_directory, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads((user_directory / "out" / "report.json").read_text())
-    assert report["info"]["mechanism"] == "my_mech" and len(report["delta"]) == 3
+    assert report["mechanism"] == "my_mech" and len(report["delta"]) == 3
 
 
 def test_a_users_modules_do_not_shadow_ndis_in_python(user_directory):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ndis.auditor.one_run.estimate import Estimate
 from ndis.auditor.one_run.gaussian import CHECK_LEVEL
+from ndis.auditor.reporting.records import SeedRecord
 from ndis.auditor.reporting import html as report_html
 from ndis.auditor.reporting.report import _plain, versions
 from ndis.core.files import write_atomic, write_files
@@ -42,7 +43,10 @@ class OneRunReport:
     why and `headline` is the assumption-free `estimate.FALLBACK`. `not_computed` maps the estimators
     that gave no bound to the reason. `claimed_eps` is the accountant's eps at `delta` (None: no
     claim); `idealized` holds, with a claim, each estimator's `median` eps_lo over `runs` draws of the
-    idealized Gaussian setting at the claimed eps (`idealized`)."""
+    idealized Gaussian setting at the claimed eps (`idealized`). A training run audited by
+    `audit_training` records the `mechanism`'s name, the root `seed` that drew the coin flips and the
+    training's seed, the `canaries`' kind and the `timings` of training, scoring and auditing; `info`
+    holds the extras (an accountant's claim, the training's parameters and accuracy, the command)."""
 
     scores: np.ndarray
     included: np.ndarray
@@ -55,6 +59,10 @@ class OneRunReport:
     not_computed: dict[str, str] = field(default_factory=dict)
     claimed_eps: float | None = None
     idealized: dict = field(default_factory=dict)
+    mechanism: str = "one-run audit"
+    seed: SeedRecord | None = None
+    canaries: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
 
     @property
@@ -152,7 +160,8 @@ class OneRunReport:
                        "eps_lo": self.eps_lo, "fallback": self.fallback, "claimed_eps": self.claimed_eps,
                        "refutes_claim": self.refutes_claim(),
                        "estimates": {k: e.to_dict() for k, e in self.estimates.items()},
-                       "not_computed": self.not_computed, "idealized": self.idealized,
+                       "not_computed": self.not_computed, "idealized": self.idealized, "mechanism": self.mechanism,
+                       "seed": self.seed, "canaries": self.canaries, "timings": self.timings,
                        "info": {**self.info, "versions": versions()},
                        "scores": self.scores, "included": self.included.astype(int)})
 
@@ -168,7 +177,8 @@ class OneRunReport:
                    delta=data["delta"], alpha=data["alpha"], method=data["method"],
                    estimates={k: Estimate(**e) for k, e in data["estimates"].items()}, headline=data["headline"],
                    fallback=data["fallback"], not_computed=data["not_computed"], claimed_eps=data["claimed_eps"],
-                   idealized=data["idealized"], info=data["info"])
+                   idealized=data["idealized"], mechanism=data["mechanism"], seed=data["seed"],
+                   canaries=data["canaries"], timings=data["timings"], info=data["info"])
 
     def to_frame(self):
         """A pandas DataFrame with one row per estimator (write it with `.to_csv`)."""
@@ -239,7 +249,7 @@ class OneRunReport:
 
     @property
     def title(self) -> str:
-        return f"{self.info.get('mechanism', 'one-run audit')}: {self.scores.size} canaries, one run"
+        return f"{self.mechanism}: {self.scores.size} canaries, one run"
 
     def to_html(self, title: str | None = None, png: bytes | None = None) -> str:
         """One self-contained HTML5 page: the estimates table, the Gaussian model's checks, the plot
@@ -262,8 +272,9 @@ class OneRunReport:
         checks = "".join(f"<li>{html.escape(line)}</li>" for line in self._gaussian_lines())
         skipped = "".join(f"<li>{html.escape(name)}: not computed: {html.escape(why)}</li>"
                           for name, why in self.not_computed.items())
+        recorded = {"mechanism": self.mechanism, "seed": self.seed, "canaries": self.canaries, "timings": self.timings}
         provenance = "".join(f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(json.dumps(_plain(v)))}</dd>"
-                             for k, v in {**self.info, "versions": versions()}.items())
+                             for k, v in {**recorded, **self.info, "versions": versions()}.items() if v)
         image = base64.b64encode(png).decode("ascii")
         m = self.scores.size
         return f"""<!DOCTYPE html>

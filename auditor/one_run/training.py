@@ -37,7 +37,7 @@ def audit_training(train, score, data, canaries, *, delta: float = 1e-5, method:
                    alpha: float = 0.05, seed=None, claimed_eps: float | None = None, **options) -> OneRunReport:
     """Train once with each canary of `canaries` (`canaries.InputCanaries` or `canaries.DiracCanaries`)
     included by a fair coin flip, score every canary, and audit (`audit_one_run`, which takes `options`).
-    `seed` (None: fresh entropy; recorded in `report.info["seed"]`) draws the flips and the seed passed
+    `seed` (None: fresh entropy; recorded in `report.seed`) draws the flips and the seed passed
     to `train`, so the same seed re-runs the audit exactly when `train` is deterministic given its seed."""
     root = as_seed_sequence(seed)
     flips_seed, train_seed = root.spawn(2)
@@ -52,7 +52,6 @@ def audit_training(train, score, data, canaries, *, delta: float = 1e-5, method:
     scored = time.perf_counter()
     report = audit_one_run(scores, included, delta=delta, method=method, alpha=alpha, claimed_eps=claimed_eps,
                            **options)
-    report.info.update(canaries=canaries.kind, seed={"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
-                       timings={"train": trained - started, "score": scored - trained,
-                                "audit": time.perf_counter() - scored})
+    report.canaries, report.seed = canaries.kind, {"entropy": root.entropy, "spawn_key": list(root.spawn_key)}
+    report.timings = {"train": trained - started, "score": scored - trained, "audit": time.perf_counter() - scored}
     return report

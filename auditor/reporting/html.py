@@ -166,25 +166,25 @@ def _plain_text(value) -> str:
 def _provenance(report) -> str:
     """Command line, data, neighbour, sizes, seed, timings and versions, as a definition list."""
     info = report.info
-    items = {"command": info.get("command"), "mechanism": info.get("mechanism"),
+    items = {"command": info.get("command"), "mechanism": report.mechanism,
              "kind": info.get("kind"), "parameters": info.get("params"),
              "data": info.get("data"), "data_prime": info.get("data_prime")}
-    neighbour, search = info.get("neighbor"), info.get("pair_search")
+    neighbour, search = report.neighbor, report.pair_search
     if neighbour:
         items["neighbour"] = _neighbour(neighbour)
-    items.update({"samples per side": _samples(info.get("n_samples"), search), "split": info.get("sizes"),
-                  "method": info.get("method"), "scorer": info.get("scorer"), "alpha": info.get("alpha")})
-    if isinstance(search, dict):
+    items.update({"samples per side": _samples(report.n_samples, search), "split": report.sizes,
+                  "method": report.method, "scorer": report.scorer, "alpha": report.alpha})
+    if search is not None:
         items["why this pair"] = search.get("reason")
-    seed = info.get("seed")
+    seed = report.seed
     if report.seed_line:
         items["seed"] = report.seed_line
-    elif isinstance(seed, dict):
+    elif seed is not None:
         items["seed entropy"], items["seed spawn key"] = seed.get("entropy"), seed.get("spawn_key") or None
     if info.get("backend") is not None:
         items["sampling"] = f"{info.get('backend')}, n_jobs={info.get('n_jobs')}"
     items["exact curve source"] = info.get("theory")
-    timings = info.get("timings") or {}
+    timings = report.timings
     items["timings"] = ", ".join(f"{k} {v:.2f} s" for k, v in timings.items() if isinstance(v, (int, float))) or None
     versions = info.get("versions") or {}
     items["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None) or None
@@ -262,7 +262,7 @@ def _heading(report, title) -> str:
     params = report.info.get("params")
     detail = f" ({_text(_plain_text(params))})" if params else ""
     return (f"<h1>{_text(title or report.title)}</h1>"
-            f'<p class="note">Black-box audit of <strong>{_text(report.info.get("mechanism", "a mechanism"))}</strong>'
+            f'<p class="note">Black-box audit of <strong>{_text(report.mechanism)}</strong>'
             f"{detail} with ndis: the estimate of delta(eps) from samples, its band and the band floor (the smallest "
             f"delta the sample size can certify).{' ' + _text(report.which_is_which) if report.which_is_which else ''}"
             "</p>")

@@ -21,6 +21,8 @@ from ndis.core.curve import Curve, table_rows
 from ndis.core.files import write_atomic
 
 from ndis.auditor.reporting import html
+from ndis.auditor.reporting.records import (NeighbourRecord, PairSearchRecord, SamplesNeeded, ScreenRecord, SeedRecord,
+                                            SequentialRecord, Sizes)
 from ndis.auditor.statistics.certify import Certificate, certify
 from ndis.auditor.statistics.claims import ClaimCheck, tabulated
 from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
@@ -28,6 +30,9 @@ from ndis.auditor.statistics.spectrum import Evidence
 from ndis.auditor.statistics.verdict import Verdict
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
+#: The typed fields of what an audit did (`auditor.reporting.records`), saved at the top level of report.json.
+TYPED = ("mechanism", "alpha", "method", "seed", "n_samples", "samples_used", "sizes", "scorer", "neighbor", "screen",
+         "timings", "samples_needed", "sequential", "pair_search")
 _COLUMNS = {"delta": ("estimate", "delta"), "delta_lower": ("lower", "delta"), "delta_upper": ("upper", "delta"),
             "delta_forward": ("estimate", "forward"), "delta_reverse": ("estimate", "reverse"),
             "lower_forward": ("lower", "forward"), "lower_reverse": ("lower", "reverse"),
@@ -180,6 +185,15 @@ class AuditReport:
     (`auditor.statistics.spectrum.Evidence`), from which `eps_lo` certifies any other delta after the audit.
     `claim` is the check of a claimed curve (`auditor.statistics.claims.ClaimCheck`), else None; `gdp` the
     certified Gaussian-DP parameter mu_lo with the trade-off view (`auditor.statistics.gdp.GDPCertificate`).
+
+    What the audit did (`auditor.reporting.records`): the `mechanism`'s name, the level `alpha`, the
+    `method`, the root `seed` (`audit(..., seed=report.seed["entropy"])` re-runs it), the budget
+    `n_samples` per side and the `samples_used` (fewer when a sequential audit stopped early), the
+    `sizes` of the split, the `scorer` chosen, how D' was chosen (`neighbor`, and the black-box
+    `screen`), the wall time of each phase in seconds (`timings`, in the order they ran, and the
+    `total`), the samples a claim's delta would need to be detectable (`samples_needed`), and the
+    `sequential` audit's or the `pair_search`'s record. `info` holds the extras (`TYPED` are the
+    typed fields, saved at the top level of report.json).
     """
 
     estimate: Curve
@@ -193,6 +207,20 @@ class AuditReport:
     evidence: Evidence | None = field(default=None, repr=False)
     claim: ClaimCheck | None = None
     gdp: GDPCertificate | None = None
+    mechanism: str = "mechanism"
+    alpha: float = 0.05
+    method: str = "threshold"
+    seed: SeedRecord | None = None
+    n_samples: int | None = None
+    samples_used: int | None = None
+    sizes: Sizes | None = None
+    scorer: str | None = None
+    neighbor: NeighbourRecord | None = None
+    screen: ScreenRecord | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    samples_needed: SamplesNeeded | None = None
+    sequential: SequentialRecord | None = None
+    pair_search: PairSearchRecord | None = None
 
     @property
     def eps(self) -> np.ndarray:
@@ -214,7 +242,7 @@ class AuditReport:
                 return certificate.eps_lo
         if self.evidence is not None:
             e = self.evidence
-            return certify(e.roc_valid, e.held, delta, self.info["alpha"], n_select=e.n_valid, seed=e.seed).eps_lo
+            return certify(e.roc_valid, e.held, delta, self.alpha, n_select=e.n_valid, seed=e.seed).eps_lo
         known = ", ".join(f"{c.delta:g}" for c in self.certificates) or "none (method='eureka')"
         raise ValueError(f"no certified epsilon at delta={delta:g}; this report certified it at delta = {known} "
                          "(other deltas need the audit's evidence, which is not saved in JSON)")
@@ -229,7 +257,7 @@ class AuditReport:
         v, certificate = self.verdict, self._claim_certificate()
         if certificate is None or (certificate.eps_lo > v.eps) == (v.label == "violation"):
             return None
-        rows = self.info.get("sizes", {}).get("validation")
+        rows = self.sizes["validation"] if self.sizes else None
         on = f" on {rows:,} validation rows per side" if rows else ""
         return (f"the verdict ({v.label}) and eps_lo = {certificate.eps_lo:.4g} at delta={v.delta:g} disagree about "
                 f"eps={v.eps:g}: each is a separate test at {1 - v.alpha:.0%} on its own event chosen{on}, valid "
@@ -265,7 +293,7 @@ class AuditReport:
         None when the report has neither a verdict nor an eps_lo."""
         if self.verdict is None and not self.certificates:
             return None
-        level = f"{1 - self.info.get('alpha', 0.05):.0%}"
+        level = f"{1 - self.alpha:.0%}"
         return (f"The band's lower bound and floor hold at every eps of the grid at once ({level}); the verdict and "
                 f"each eps_lo test one event chosen on validation data ({level} each), so the chosen event's bound, "
                 "estimate and floor differ from the band's.")
@@ -274,9 +302,9 @@ class AuditReport:
     def seed_line(self) -> str | None:
         """How to re-run the audit (or the pair search that chose its pair) exactly; None when the
         audit ran on a spawned seed (e.g. inside another audit)."""
-        search = self.info.get("pair_search")
-        seed, call = (search.get("seed"), "audit_search") if isinstance(search, dict) else (self.info.get("seed"), "audit")
-        if not isinstance(seed, dict) or seed.get("spawn_key"):
+        search = self.pair_search
+        seed, call = (search.get("seed"), "audit_search") if search is not None else (self.seed, "audit")
+        if seed is None or seed.get("spawn_key"):
             return None
         entropy = seed["entropy"]
         return f"seed entropy {entropy}: {call}(..., seed={entropy}) or --seed {entropy} re-runs this audit exactly"
@@ -292,6 +320,7 @@ class AuditReport:
         out["eps_lo"] = [c.to_dict() for c in self.certificates]
         out["claim"] = None if self.claim is None else self.claim.to_dict()
         out["mu_lo"] = None if self.gdp is None else self.gdp.to_dict()
+        out.update({name: getattr(self, name) for name in TYPED})
         out["info"] = self.info
         out["status"] = "complete"
         return _plain(out)
@@ -330,7 +359,8 @@ class AuditReport:
                    certificates=[Certificate(**c) for c in data.get("eps_lo") or []],
                    info=data.get("info", {}),
                    claim=None if data.get("claim") is None else ClaimCheck(**data["claim"]),
-                   gdp=None if data.get("mu_lo") is None else GDPCertificate(**data["mu_lo"]))
+                   gdp=None if data.get("mu_lo") is None else GDPCertificate(**data["mu_lo"]),
+                   **{name: data[name] for name in TYPED if name in data})
 
     def _table(self) -> dict:
         """The columns of `to_frame` and `to_csv`: those of `_columns` that are given, and the claim's."""
@@ -392,7 +422,7 @@ class AuditReport:
             lines.append(f"note: {note}")
         if self.gdp is not None:
             lines.append(str(self.gdp))
-        if sequential := self.info.get("sequential"):
+        if sequential := self.sequential:
             lines.append(f"sequential: {sequential['samples_used']:,} of {sequential['budget']:,} samples per side "
                          f"used; {sequential['reason']}")
         if self.seed_line:
@@ -436,7 +466,7 @@ class AuditReport:
         below = self.delta < self.floor
         for axis, log in zip(axes, (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
-                              label=f"band (lower: simultaneous {1 - self.info.get('alpha', 0.05):.0%})")
+                              label=f"band (lower: simultaneous {1 - self.alpha:.0%})")
             axis.plot(self.eps, self.delta_lower, color="tab:red", lw=0.8)
             axis.plot(self.eps[~below], self.delta[~below], "o", color="tab:red", ms=3.5,
                       label="estimate (max of both directions)")
@@ -538,8 +568,7 @@ class AuditReport:
     @property
     def title(self) -> str:
         """The default title of the plot and of the HTML page."""
-        return (f"{self.info.get('mechanism', 'mechanism')}: privacy spectrum "
-                f"({self.info.get('n_samples', '?')} samples per side)")
+        return f"{self.mechanism}: privacy spectrum ({self.n_samples or '?'} samples per side)"
 
     def to_html(self, path=None, title: str | None = None, png: bytes | None = None) -> str:
         """The report as one self-contained HTML5 page (`auditor.reporting.html.page`); also written to `path`.
@@ -551,7 +580,7 @@ class AuditReport:
         return text
 
     def __repr__(self) -> str:
-        lines = [f"AuditReport of {self.info.get('mechanism', 'a mechanism')}: {self.info.get('n_samples', '?')} "
+        lines = [f"AuditReport of {self.mechanism}: {self.n_samples or '?'} "
                  f"samples per side, eps {self.eps.min():g} to {self.eps.max():g} ({self.eps.size} points)"]
         i = int(np.argmax(self.delta))
         lines.append(f"  max estimate {self.delta[i]:.4g} at eps {self.eps[i]:g} "

@@ -348,7 +348,7 @@ def _run_audit(args, out, stream, checked: dict, plot):
     if args.data_prime is not None:
         report.info["data_prime"] = args.data_prime
     title = _title(report, args, searching)
-    timings = {"imports": imported, **report.info["timings"]}
+    timings = {"imports": imported, **report.timings}
     try:
         written = out.write(_report_files(report, title, timings, plot), stale=(PARTIAL,))
     except KeyboardInterrupt as error:
@@ -373,7 +373,7 @@ def _timings_line(timings: dict) -> str:
 
 def _title(report, args, searching: bool) -> str:
     """The plot's and the page's title: the mechanism, the data and the neighbour, the samples."""
-    neighbor = report.info["neighbor"]
+    neighbor = report.neighbor
     if searching:
         where = f"the searched pair D = {neighbor['D']}, D' = {neighbor['D_prime']}"
     elif neighbor["relation"] is None:
@@ -381,22 +381,22 @@ def _title(report, args, searching: bool) -> str:
     else:
         where = f"{args.data} ({neighbor['relation']} row {neighbor['row']}"
     closing = ")" if not searching and neighbor["relation"] is not None else ""
-    return f"{report.info['mechanism']} on {where}, {report.info['n_samples']:,} samples per side{closing}"
+    return f"{report.mechanism} on {where}, {report.n_samples:,} samples per side{closing}"
 
 
 def _print_summary(report, args, searching: bool, stream) -> None:
     """The printed summary of `ndis audit`: how the pair was chosen, then `report.table()` (the table,
     the verdict, the claim check, the certificates and the seed)."""
-    neighbor, seconds = report.info["neighbor"], report.info["timings"]["total"]
+    neighbor, seconds = report.neighbor, report.timings["total"]
     if searching:
-        search = report.info["pair_search"]
-        print(f"{report.info['mechanism']}: pair search, {search['n_trials']} trials x {search['samples_per_pilot']:,} "
+        search = report.pair_search
+        print(f"{report.mechanism}: pair search, {search['n_trials']} trials x {search['samples_per_pilot']:,} "
               f"samples per side; {search['reason']}; final audit on {search['final']['samples_per_side']:,} samples "
-              f"per side of D = {neighbor['D']}, D' = {neighbor['D_prime']}, scorer {report.info['scorer']}, "
+              f"per side of D = {neighbor['D']}, D' = {neighbor['D_prime']}, scorer {report.scorer}, "
               f"{seconds:.1f} s", file=stream)
     else:
-        print(f"{report.info['mechanism']} on {args.data}: {_neighbour_line(neighbor, report.info['screen'])}, "
-              f"scorer {report.info['scorer']}, {seconds:.1f} s", file=stream)
+        print(f"{report.mechanism} on {args.data}: {_neighbour_line(neighbor, report.screen)}, "
+              f"scorer {report.scorer}, {seconds:.1f} s", file=stream)
     print(report.table(), file=stream)
 
 
@@ -650,8 +650,8 @@ def command_audit_one_run(args, stream=None) -> int:
         print(f"accountant: {accountant['name']}, eps {accountant['eps']:.4g} at delta={accountant['delta']:g} "
               f"(exact for the Gaussian steps: {accountant['exact_eps']:.4g}); training accuracy "
               f"{report.info['training_accuracy']:.3f}", file=stream)
-    if isinstance(report.info.get("seed"), dict):
-        seed = report.info["seed"]["entropy"]
+    if report.seed is not None:
+        seed = report.seed["entropy"]
         print(f"seed {seed} (--seed {seed} re-runs this audit exactly)", file=stream)
     print(f"wrote {', '.join(str(path) for path in written)}", file=stream)
     return REFUTED if report.refutes_claim() else 0
@@ -665,7 +665,8 @@ def _one_run_report(args):
 
         scores, included = _read_canary_scores(args.scores)
         report = audit_one_run(scores, included, claimed_eps=args.claimed_eps, **common)
-        report.info.update(mechanism=f"canary scores of {pathlib.Path(args.scores).name}", scores_file=args.scores)
+        report.mechanism = f"canary scores of {pathlib.Path(args.scores).name}"
+        report.info["scores_file"] = args.scores
     else:
         try:
             from ndis.experiments import one_run_opacus

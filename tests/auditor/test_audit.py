@@ -25,13 +25,13 @@ def test_gaussian_callable_estimate_close_to_exact_and_bound_below(gaussian_batc
     assert np.all(report.delta_lower <= report.theory)
     assert np.all(report.delta == np.maximum(report.delta_forward, report.delta_reverse))
     assert np.all(report.delta_lower <= report.delta)
-    assert report.info["scorer"] == "quadratic/flatten"
+    assert report.scorer == "quadratic/flatten"
 
 
 def test_timings_name_every_phase_and_add_up_to_the_total(gaussian_batched):
     mechanism = batched(gaussian_batched, exact=lambda e: gaussian_delta_reference(e, 1.0))
     report = audit(mechanism, D[0], D_PRIME[0], eps=EPS, n_samples=20_000, seed=0, scorer="quadratic", claimed=(1.0, 0.0))
-    timings = report.info["timings"]
+    timings = report.timings
     assert list(timings) == ["validation", "preparation", "sampling_training", "training", "held_out_edges",
                              "sampling_held_out", "estimation", "exact_curve", "certificates_and_verdict", "total"]
     assert all(seconds >= 0 for seconds in timings.values())
@@ -95,8 +95,8 @@ def test_same_seed_same_report_different_seed_different(gaussian_batched):
 def test_mechanism_object_and_neighbor_relation_are_used():
     mech = GaussianMechanism(sigma=1.0)
     report = audit(mech, D, D_PRIME, eps=EPS, n_samples=20_000, seed=0, scorer="quadratic")
-    assert report.info["mechanism"] == "test-gaussian" and report.info["params"] == {"sigma": 1.0}
-    assert report.info["neighbor"] == {"relation": "replace", "row": 0, "how": "given"}
+    assert report.mechanism == "test-gaussian" and report.info["params"] == {"sigma": 1.0}
+    assert report.neighbor == {"relation": "replace", "row": 0, "how": "given"}
     assert report.theory is None  # no output law
 
 
@@ -124,8 +124,8 @@ def test_json_round_trip_and_frame(tmp_path, gaussian_batched):
     path = tmp_path / "report.json"
     report.to_json(path)
     data = json.loads(path.read_text())
-    assert data["info"]["seed"]["entropy"] == 0 and "numpy" in data["info"]["versions"]
-    assert set(data["info"]["timings"]) >= {"total", "training", "estimation"}
+    assert data["seed"]["entropy"] == 0 and "numpy" in data["info"]["versions"]
+    assert set(data["timings"]) >= {"total", "training", "estimation"}
     back = AuditReport.from_json(path)
     assert list(data)[:12] == ["eps", "delta", "delta_lower", "delta_upper", "delta_forward", "delta_reverse",
                                "lower_forward", "lower_reverse", "upper_forward", "upper_reverse", "floor", "theory"]
@@ -272,8 +272,8 @@ def test_the_default_neighbour_is_the_command_lines(tmp_path, capsys):
     assert main(["audit", "gaussian", "--param", "sigma=1", "--data", data, "--eps", "0:1:3", "--samples", "2000",
                  "--seed", "3", "--scorer", "quadratic", "--out", str(tmp_path)]) == 0
     saved = json.loads((tmp_path / "report.json").read_text())
-    assert neighbors.DEFAULT_NEIGHBOR == "remove:worst" and report.info["neighbor"]["relation"] == "remove"
-    assert saved["info"]["neighbor"] == report.info["neighbor"]
+    assert neighbors.DEFAULT_NEIGHBOR == "remove:worst" and report.neighbor["relation"] == "remove"
+    assert saved["neighbor"] == report.neighbor
     assert (tmp_path / "spectrum.csv").read_text() == report.to_frame().to_csv(index=False)
 
 
@@ -288,7 +288,7 @@ def test_a_replacement_gives_the_audit_of_the_dataset_it_makes(neighbor, replace
     spec = Neighbor.parse(neighbor)
     given = audit(mechanism, data, neighbor=Neighbor(spec.relation, spec.row, replacement), **options)
     built = audit(mechanism, data, changed, neighbor=neighbor.split(":")[0], **options)
-    assert given.info["neighbor"] == built.info["neighbor"] == {"relation": neighbor.split(":")[0], "row": 1,
+    assert given.neighbor == built.neighbor == {"relation": neighbor.split(":")[0], "row": 1,
                                                                 "how": "given"}
     np.testing.assert_array_equal(given.delta, built.delta)
     np.testing.assert_array_equal(given.delta_lower, built.delta_lower)

@@ -32,7 +32,7 @@ def test_eureka_mode_estimates_the_gaussian_spectrum():
     truth = gaussian_delta_reference(eps, 1.0)
     assert np.max(np.abs(report.delta - truth)) < 0.035
     assert np.all(report.delta_lower <= truth)
-    assert report.info["scorer"] == "eureka-knn"
+    assert report.scorer == "eureka-knn"
     with pytest.raises(ValueError, match="method='threshold'"):
         audit(lambda data, n, rng: data + rng.standard_normal((n, 1)), 1.0, 0.0, claimed=(1, 0.1),
               scorer=Scoring(method="eureka"))
@@ -47,4 +47,4 @@ def test_eureka_mode_with_the_mlp_classifier():
     truth = gaussian_delta_reference(eps, 2.0)
     assert np.max(np.abs(report.delta - truth)) < 0.08
     assert np.all(report.delta_lower <= truth)
-    assert report.info["scorer"] == "eureka-mlp"
+    assert report.scorer == "eureka-mlp"

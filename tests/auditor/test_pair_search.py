@@ -69,8 +69,8 @@ def test_pilots_and_the_final_audit_use_disjoint_seed_streams():
     mech = zoo.ZooNoisyMaxLapValue(eps0=0.7)
     report = audit_search(mech, n_samples=100_000, seed=11, progress=False, eps=[0.7], scorer="quadratic",
                           search=Search(dimension=K, fraction=0.4, n_trials=8, n_confirm=2))
-    search = report.info["pair_search"]
-    final = report.info["seed"]
+    search = report.pair_search
+    final = report.seed
     assert final == search["final"]["seed"]
     pilots = search["trials"] + search["confirmations"]
     keys = [tuple(t["seed"]["spawn_key"]) for t in pilots] + [tuple(final["spawn_key"])]
@@ -82,13 +82,13 @@ def test_pilots_and_the_final_audit_use_disjoint_seed_streams():
             assert a[:n] != b[:n]
     # the budget: the pilots' share is taken from n_samples, the rest is the final audit's
     spent = 8 * search["samples_per_pilot"] + 2 * search["samples_per_confirmation"]
-    assert spent + report.info["n_samples"] == 100_000
+    assert spent + report.n_samples == 100_000
     assert search["pilot_samples"] == 2 * spent <= 2 * 0.4 * 100_000
     # the record is plain JSON, and names the winner and why
-    record = json.loads(report.to_json())["info"]["pair_search"]
+    record = json.loads(report.to_json())["pair_search"]
     assert record["chosen"] == max(record["confirmations"], key=lambda t: t["objective"])["confirms"]
     assert f"trial {record['chosen']}" in record["reason"]
-    assert report.info["neighbor"]["D"] == record["trials"][record["chosen"]]["D"]
+    assert report.neighbor["D"] == record["trials"][record["chosen"]]["D"]
 
 
 @pytest.mark.parametrize("pilot_eps", [None, 0.0])
@@ -189,9 +189,9 @@ def test_cli_round_trip(tmp_path, capsys):
     assert "pair search, 6 trials x 2,500 samples per side" in printed
     report = AuditReport.from_json(out / "report.json")
     assert code == (3 if report.verdict.label == "violation" else 0)
-    search = report.info["pair_search"]
+    search = report.pair_search
     assert len(search["trials"]) == 6 and search["space"]["dimension"] == K and search["pilot_eps"] == 0
-    assert report.info["n_samples"] == 60_000 - 6 * 2_500 - 4 * 3_750
+    assert report.n_samples == 60_000 - 6 * 2_500 - 4 * 3_750
     assert report.verdict.label in ("violation", "no violation found", "inconclusive")
     # report.html names the winning pair (not "row None") and states one sample count for the audit,
     # beside what the search spent

@@ -42,8 +42,8 @@ def test_the_neighbour_screen_spends_at_most_its_fraction_of_the_budget():
     mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:worst", eps=EPS, n_samples=10_000, scorer="quadratic",
                    progress=False)
-    screen = report.info["screen"]
-    assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] in screen["rows"]
+    screen = report.screen
+    assert report.neighbor["how"] == "screen" and report.neighbor["row"] in screen["rows"]
     assert screen["fraction"] == 0.2 and len(screen["rows"]) == len(screen["scores"]) == 2  # 2,000 per side: 2 pilots
     assert screen["samples_per_side"] == 1_000 and screen["samples"] == 4_000
     probes = 4 * (len(screen["rows"]) + 1)  # 2 samples per side for each pilot and for the audit
@@ -56,9 +56,9 @@ def test_a_zero_screen_fraction_takes_the_largest_leverage_row_and_says_so(capsy
     mechanism, calls = counting_mechanism()
     report = audit(mechanism, D20, None, neighbor="remove:worst", eps=EPS, n_samples=4_000, scorer="quadratic",
                    progress="lines", split=Split(screen_fraction=0))
-    assert report.info["neighbor"]["how"] == "max-leverage"
-    assert report.info["neighbor"]["row"] == int(np.argmax(theory.leverages(D20)))
-    assert "screen_fraction=0" in report.info["screen"]["skipped"] and sum(calls) == 2 * 4_000 + 4
+    assert report.neighbor["how"] == "max-leverage"
+    assert report.neighbor["row"] == int(np.argmax(theory.leverages(D20)))
+    assert "screen_fraction=0" in report.screen["skipped"] and sum(calls) == 2 * 4_000 + 4
     assert "neighbour screen skipped (screen_fraction=0" in capsys.readouterr().err
     with pytest.raises(ValueError, match="screen_fraction"):
         audit(mechanism, D20, None, neighbor="remove:worst", n_samples=4_000, split=Split(screen_fraction=1.5))
@@ -179,7 +179,7 @@ def test_the_samples_that_would_decide_a_claim_are_given(gaussian_batched):
     assert bounds.detectable_floor(3.0, held - 1, held - 1, 0.05 / 4)[0] > 1e-6
     assert v.samples_needed == _samples_for_held_out(held, 0.5, 10**6)
     assert budget.split(v.samples_needed, 0.5, 10**6, 0.25)[2] >= held
-    assert report.info["samples_needed"]["samples_per_side"] == v.samples_needed and v.seconds_needed > 0
+    assert report.samples_needed["samples_per_side"] == v.samples_needed and v.seconds_needed > 0
     assert f"{v.samples_needed:,} samples per side (about " in str(v)
     assert "consistent" not in verdict.LABELS and verdict.Verdict("consistent", 1, 0.1, 0.95, 0, 0, 0.1, "forward",
                                                                    0.05) == "no violation found"
@@ -209,7 +209,7 @@ def test_plug_in_kinds_come_from_the_bound_signature(plugins, name, params):
     mechanism = resolve(f"kinds_plugin:{name}", **params)
     report = audit(mechanism, D20, None, neighbor="zero:0", eps=EPS, n_samples=2_000, scorer="quadratic",
                    progress=False)
-    assert report.info["kind"] == name.replace("_", "-") and report.info["mechanism"] == name
+    assert report.info["kind"] == name.replace("_", "-") and report.mechanism == name
 
 
 @pytest.mark.parametrize("body, message", [
@@ -243,7 +243,7 @@ def test_a_missing_dask_names_the_install_command(monkeypatch, gaussian_batched)
 def test_registered_mechanisms_by_name():
     report = audit(get_mechanism("gaussian", sigma=2.0, query="mean"), D20, None, neighbor="remove:0", eps=EPS,
                    n_samples=2_000, scorer="quadratic", progress=False)
-    assert report.info["mechanism"] == "gaussian" and report.info["params"]["sigma"] == 2.0
+    assert report.mechanism == "gaussian" and report.info["params"]["sigma"] == 2.0
     with pytest.raises(ValueError, match="gaussian needs sigma, or eps, delta and sensitivity"):
         audit("gaussian", D20, None, neighbor="remove:0")              # by name: its default parameters
     with pytest.raises(ValueError, match=r"unknown mechanism 'gausian'.*ndis\.mechanisms\.names\(\).*"

@@ -34,8 +34,8 @@ def test_random_projection_with_gram_features_and_worst_row():
     report = audit(mech, D, None, neighbor="remove:worst", eps=eps, n_samples=60_000, seed=1,
                    scorer=Scoring(scorer="quadratic", features="auto"))
     row, D_prime = mech.worst_neighbor(D, "remove")
-    assert report.info["neighbor"] == {"relation": "remove", "row": row, "how": "mechanism"}
-    assert report.info["scorer"].startswith("quadratic/")
+    assert report.neighbor == {"relation": "remove", "row": row, "how": "mechanism"}
+    assert report.scorer.startswith("quadratic/")
     # 3e4 held-out per side: SE of delta-hat <= sqrt((1 + e^4) / 4 / 3e4) = 0.022 at eps = 2 and about
     # 0.004 where the curve matters; max error 0.02 and bound below the exact curve.
     assert np.max(np.abs(report.delta - report.theory)) < 0.02
@@ -55,7 +55,7 @@ def test_black_box_screen_finds_a_distinguishable_row():
     D[5] = [2.0, 1.0]
     report = audit(Sum(), D, None, neighbor="remove:worst", eps=np.linspace(0, 1, 6), n_samples=20_000, seed=0,
                    scorer="quadratic")
-    assert report.info["neighbor"] == {"relation": "remove", "row": 5, "how": "screen"}
+    assert report.neighbor == {"relation": "remove", "row": 5, "how": "screen"}
     assert report.delta[0] > 0.5
 
 
@@ -114,8 +114,8 @@ def test_the_neighbour_screen_sets_each_candidate_up_once_and_hands_it_on():
     report = audit(_CountingGaussian(query="sum", sigma=1.0), D, None, neighbor="remove:worst",
                    eps=np.linspace(0, 1, 3), n_samples=4_000, seed=0, scorer="quadratic",
                    split=Split(screen_fraction=1.0), execution=Execution(chunk_size=1_000))
-    assert report.info["neighbor"]["how"] == "screen" and report.info["neighbor"]["row"] == 5
-    screened = report.info["screen"]["rows"]
+    assert report.neighbor["how"] == "screen" and report.neighbor["row"] == 5
+    screened = report.screen["rows"]
     assert screened == neighbors.candidate_rows(D, 4, seed=chunks.chunk_seed(chunks.as_seed_sequence(0), 8))
     assert _CountingGaussian.set_ups == [8] + [7] * len(screened)
 

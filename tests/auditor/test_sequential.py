@@ -19,11 +19,11 @@ def _laplace_half(seed, n=20_000):
 
 def test_a_clear_violation_is_refuted_at_the_first_look():
     report = _laplace_half(seed=0)
-    s = report.info["sequential"]
+    s = report.sequential
     assert report.verdict == "violation" and s["stopped"] == "refuted" and len(s["rounds"]) == 1
     # 20,000 per side make one round: 5,000 screen, then looks at 5,000 and 15,000 confirmation samples
-    assert report.info["samples_used"] == s["samples_used"] == 10_000 and s["budget"] == 20_000
-    assert report.info["n_samples"] == 5_000  # the curves are the screening audit's
+    assert report.samples_used == s["samples_used"] == 10_000 and s["budget"] == 20_000
+    assert report.n_samples == 20_000 and report.sizes["held_out"] == 2_500  # the curves: the 5,000 of the screening
     # the bounds are valid statements (each holds with probability >= 0.95; seed fixed)
     assert 0.7 < report.eps_lo(0.0) <= 1.4
     assert 0 < report.verdict.lower_bound <= 0.295
@@ -36,9 +36,9 @@ def test_a_correct_mechanism_is_not_refuted_and_draws_at_most_its_budget():
     D, D_prime = mech.patterns(5)["half half"]
     report = audit_sequential(mech, D, D_prime, eps=[0.7], n_samples=20_000, seed=1, claimed=mech.claim(),
                               progress=False)
-    s = report.info["sequential"]
+    s = report.sequential
     assert report.verdict != "violation" and s["stopped"] in ("futile", "budget")
-    assert report.info["samples_used"] <= 20_000 and s["p_value"] > 0.05
+    assert report.samples_used <= 20_000 and s["p_value"] > 0.05
     # every look tests two events of clearly different masses, each at half the look's level, and the
     # deciding one is among them; the p-value combines every test at its own level
     for look in s["rounds"]:
@@ -54,8 +54,8 @@ def test_a_correct_mechanism_is_not_refuted_and_draws_at_most_its_budget():
 
 def test_the_same_seed_replays_the_sequential_audit():
     first, second = _laplace_half(seed=7), _laplace_half(seed=7)
-    assert first.info["sequential"]["rounds"] == second.info["sequential"]["rounds"]
-    assert first.info["seed"] == {"entropy": 7, "spawn_key": []}
+    assert first.sequential["rounds"] == second.sequential["rounds"]
+    assert first.seed == {"entropy": 7, "spawn_key": []}
 
 
 def test_a_gaussian_dp_claim_is_refuted_at_one_point_of_its_curve():

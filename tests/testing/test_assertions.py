@@ -2,9 +2,9 @@
 AssertionError carrying the report and the evidence when it is refuted, replays from the seed it
 prints, takes (eps, delta), mu or a curve, and knows whether the pytest plugin counts it."""
 
+import dataclasses
 import math
 import re
-import types
 import warnings
 
 import numpy as np
@@ -34,7 +34,7 @@ def laplace(data, n, rng):
 def test_a_claim_that_stands_returns_the_report():
     report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, seed=0, scorer="quadratic")
     assert isinstance(report, AuditReport) and report.verdict != "violation"
-    assert report.info["samples_used"] <= 20_000 and report.info["sequential"]["alpha"] == 0.05
+    assert report.samples_used <= 20_000 and report.sequential["alpha"] == 0.05
 
 
 def test_a_refuted_claim_raises_with_the_evidence_and_the_report():
@@ -52,7 +52,7 @@ def test_a_refuted_claim_raises_with_the_evidence_and_the_report():
     # the seed printed replays the audit
     with pytest.raises(PrivacyViolation) as again:
         assert_dp(laplace, np.array([0.0]), np.array([3.0]), eps=1.0, n_samples=20_000, seed=1, scorer="quadratic")
-    assert again.value.report.info["sequential"]["rounds"] == error.report.info["sequential"]["rounds"]
+    assert again.value.report.sequential["rounds"] == error.report.sequential["rounds"]
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,8 @@ def refuted() -> PrivacyViolation:
 
 
 def _with(report, **sequential):
-    """A stand-in for `report` whose info["sequential"] has the given entries replaced."""
-    return types.SimpleNamespace(info={**report.info, "sequential": {**report.info["sequential"], **sequential}})
+    """A copy of `report` whose sequential record has the given entries replaced."""
+    return dataclasses.replace(report, sequential={**report.sequential, **sequential})
 
 
 @pytest.mark.parametrize("level", [0.05, 0.05 / 3, 0.05 / 33, 1e-4 / 7])
@@ -85,7 +85,7 @@ def test_the_message_says_up_to_eps_lo_when_eps_lo_itself_is_rejected(refuted):
     text = str(refuted)
     eps_lo = float(re.search(r"eps_lo = ([0-9.]+)", text).group(1))
     assert eps_lo > 0 and f"-DP for any eps <= {eps_lo:.4g};" in text
-    c = refuted.report.info["sequential"]["rounds"][-1]["confirmation"]
+    c = refuted.report.sequential["rounds"][-1]["confirmation"]
     for event_eps, eps_lo, sign in ((0.0, 0.0, "<="), (1.0, 0.0, "<"), (1.0, 1.0, "<=")):
         rounds = [{"confirmation": {**c, "eps_lo": eps_lo, "event": {**c["event"], "eps": event_eps}}}]
         line = assertions.message(_with(refuted.report, rounds=rounds), "claim", 0.05).splitlines()[1]
@@ -139,8 +139,8 @@ def test_inside_a_counted_test_the_family_sets_level_and_seed():
         report = assert_dp(laplace, np.array([0.0]), np.array([1.0]), eps=2.0, n_samples=20_000, scorer="quadratic")
     finally:
         f.leave(token)
-    assert report.info["seed"]["entropy"] == family.test_seed(3, "t::a", 0)
-    assert report.info["sequential"]["alpha"] == pytest.approx(0.05)
+    assert report.seed["entropy"] == family.test_seed(3, "t::a", 0)
+    assert report.sequential["alpha"] == pytest.approx(0.05)
     (record,) = f.records
     assert record["test"] == "t::a" and record["failed"] is False and record["samples_used"] <= 20_000
 

@@ -125,14 +125,14 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
 
 def _round(report) -> dict:
     """The record of the round that decided (`ndis.auditor.sequential`)."""
-    return report.info["sequential"]["rounds"][-1]
+    return report.sequential["rounds"][-1]
 
 
 def _replay(report, alpha) -> str:
     """The call that replays the audit, `...` standing for the test's own arguments: the exact level (a
     counted test accepts it, being at most the test's share in the session that printed it and in any
     session with fewer audits, such as the test run alone) and the seed."""
-    seed = report.info["seed"]
+    seed = report.seed
     value = seed["entropy"] if not seed["spawn_key"] else f"numpy.random.SeedSequence({seed['entropy']}, " \
                                                           f"spawn_key={tuple(seed['spawn_key'])})"
     return f"assert_dp(..., alpha={float(alpha)!r}, seed={value})"
@@ -158,8 +158,8 @@ def message(report, name: str, alpha: float) -> str:
     The level and the p-value (<= it, `statistics.confirmation.combined_p_value`) are rounded alike, so
     the printed p-value is never above the printed level."""
     c = _round(report)["confirmation"]
-    e, s = c["event"], report.info["sequential"]
-    mechanism = report.info.get("mechanism", "the mechanism")
+    e, s = c["event"], report.sequential
+    mechanism = report.mechanism
     return "\n".join([
         f"{name} of {mechanism} is refuted at level {alpha:.4g} (p = {s['p_value']:.4g})",
         f"  eps_lo = {c['eps_lo']:.4g}: not (eps, {e['delta']:g})-DP for any eps {_up_to(c)} {c['eps_lo']:.4g}; "
@@ -174,9 +174,9 @@ def _record(report, name, alpha, refuted, seconds) -> dict:
     """What the session summary keeps of one audit, JSON-ready (non-finite numbers as None)."""
     from ndis.auditor.reporting.report import _plain
 
-    s, c = report.info["sequential"], _round(report)["confirmation"]
-    return _plain({"mechanism": report.info.get("mechanism"), "claim": name, "level": alpha, "failed": refuted,
+    s, c = report.sequential, _round(report)["confirmation"]
+    return _plain({"mechanism": report.mechanism, "claim": name, "level": alpha, "failed": refuted,
             "p_value": s["p_value"], "eps": c["event"]["eps"], "delta": c["event"]["delta"],
             "eps_lo": c["eps_lo"], "delta_lower": c["delta_lower"], "event": c["event"],
             "samples_used": s["samples_used"], "budget": s["budget"], "stopped": s["stopped"], "reason": s["reason"],
-            "seed": report.info["seed"], "seconds": seconds, "session_failure": False})
+            "seed": report.seed, "seconds": seconds, "session_failure": False})

@@ -106,7 +106,7 @@ def test_pure_dp_is_audited_at_delta_zero(scores):
 
 def test_files_round_trip_and_escape_user_text(scores, tmp_path):
     report = audit_one_run(*scores, claimed_eps=4.0, idealized_runs=3, compare=True)
-    report.info["mechanism"] = "<script>alert(1)</script> $x^2$"
+    report.mechanism = "<script>alert(1)</script> $x^2$"
     written = report.write(tmp_path)
     assert [p.name for p in written] == ["report.json", "estimates.csv", "scores.csv", "one-run.png", "report.html"]
     back = OneRunReport.from_json(tmp_path / "report.json")

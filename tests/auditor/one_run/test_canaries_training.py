@@ -49,10 +49,10 @@ def test_a_users_train_and_score_are_audited_without_showing_the_flips():
         return float(model @ canary)
 
     report = audit_training(_noisy_mean, score, np.zeros((5, m)), design, seed=21, idealized_runs=2, method="gaussian")
-    assert len(seen) == m and report.info["canaries"] == design.kind
+    assert len(seen) == m and report.canaries == design.kind
     # the truth: the Gaussian mechanism with mu = 1.5 (eps ~ 6.1 at 1e-5): covered and well above 0
     assert 2.0 < report.eps_lo < 6.1 and report.headline == "gaussian" and report.estimates["gaussian"].certified
-    again = audit_training(_noisy_mean, score, np.zeros((5, m)), design, seed=report.info["seed"]["entropy"],
+    again = audit_training(_noisy_mean, score, np.zeros((5, m)), design, seed=report.seed["entropy"],
                            idealized_runs=2, method="gaussian")
     assert again.eps_lo == report.eps_lo
 

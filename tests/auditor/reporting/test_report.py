@@ -12,7 +12,7 @@ import pytest
 
 from ndis import theory
 from ndis.auditor.reporting import html
-from ndis.auditor.reporting.report import AuditReport, empty_figure
+from ndis.auditor.reporting.report import TYPED, AuditReport, empty_figure
 from ndis.auditor.statistics.certify import Certificate
 from ndis.auditor.statistics.claims import ClaimCheck
 from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
@@ -22,10 +22,11 @@ from ndis.core.curve import Curve
 from ..conftest import gaussian_delta_reference
 
 EPS = np.linspace(0, 2, 41)
-INFO = {"mechanism": "als", "params": {"r": 300}, "n_samples": 20000, "alpha": 0.05, "theory": "asymptotic law",
-        "seed": {"entropy": 1234, "spawn_key": []}, "neighbor": {"relation": "remove", "row": 7, "how": "mechanism"},
-        "sizes": {"fit": 7500, "validation": 2500, "held_out": 10000}, "timings": {"total": 3.5, "training": 1.25},
-        "versions": {"python": "3.11", "ndis": "0.2.0"}, "command": "ndis audit als --param r=300 --claimed 1,1e-08"}
+INFO = {"params": {"r": 300}, "theory": "asymptotic law", "versions": {"python": "3.11", "ndis": "0.2.0"},
+        "command": "ndis audit als --param r=300 --claimed 1,1e-08"}
+RECORDS = dict(mechanism="als", n_samples=20000, samples_used=20000, alpha=0.05,
+               seed={"entropy": 1234, "spawn_key": []}, neighbor={"relation": "remove", "row": 7, "how": "mechanism"},
+               sizes={"fit": 7500, "validation": 2500, "held_out": 10000}, timings={"total": 3.5, "training": 1.25})
 
 
 def make_report(source="asymptotic law", claimed_delta=1e-8, **info) -> AuditReport:
@@ -37,7 +38,9 @@ def make_report(source="asymptotic law", claimed_delta=1e-8, **info) -> AuditRep
     return AuditReport(estimate=Curve(EPS, estimate, 0.9 * estimate),
                        lower=Curve(EPS, np.maximum(0.8 * estimate - floor, 0), np.zeros_like(EPS)),
                        upper=Curve(EPS, 1.2 * estimate + floor, 1.2 * estimate), floor=floor,
-                       exact=Curve(EPS, exact, exact), verdict=verdict, info={**INFO, "theory": source, **info})
+                       exact=Curve(EPS, exact, exact), verdict=verdict,
+                       info={**INFO, "theory": source, **{k: v for k, v in info.items() if k not in RECORDS}},
+                       **{**RECORDS, **{k: v for k, v in info.items() if k in RECORDS}})
 
 
 def legend_labels(figure) -> list[str]:
@@ -98,7 +101,7 @@ def test_the_report_repr_is_short_and_the_dataclass_intact():
     assert "<table>" in summary and "Verdict: inconclusive" in summary and "data:image" not in summary
     assert [f.name for f in dataclasses.fields(report)] == ["estimate", "lower", "upper", "floor", "exact",
                                                            "verdict", "certificates", "info", "evidence",
-                                                           "claim", "gdp"]
+                                                           "claim", "gdp", *TYPED]
     assert report == report and report != make_report()  # eq=False: identity
 
 

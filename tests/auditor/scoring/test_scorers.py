@@ -99,7 +99,7 @@ def test_auto_picks_the_least_validation_log_loss():
     # and the segments scorer takes at most one continuous coordinate
     assert losses.pop("density/flatten").startswith("skipped: the density scorer does not apply")
     assert losses.pop("segments/flatten").startswith("skipped: the segments scorer does not apply")
-    assert report.info["scorer"] == min(losses, key=losses.get)
+    assert report.scorer == min(losses, key=losses.get)
 
 
 def test_quadratic_scorer_refuses_too_many_terms():
@@ -173,7 +173,7 @@ def test_a_user_scorer_object_satisfies_the_protocol_and_audits():
     eps = np.linspace(0, 1, 11)
     report = audit(_shift, 1.0, 0.0, eps=eps, n_samples=40_000, seed=0, scorer=LinearLogOdds())
     truth = gaussian_delta_reference(eps, 1.0)
-    assert report.info["scorer"] == "linear/flatten"
+    assert report.scorer == "linear/flatten"
     assert np.max(np.abs(report.delta - truth)) < 0.04 and np.all(report.delta_lower <= truth)
 
 
@@ -185,6 +185,6 @@ def test_a_registered_scorer_is_used_by_name():
     eps = np.linspace(0, 1, 5)
     by_name = audit(_shift, 1.0, 0.0, eps=eps, n_samples=4_000, seed=3, scorer="test-linear")
     by_object = audit(_shift, 1.0, 0.0, eps=eps, n_samples=4_000, seed=3, scorer=LinearLogOdds())
-    assert by_name.info["scorer"] == "test-linear/flatten"
+    assert by_name.scorer == "test-linear/flatten"
     np.testing.assert_array_equal(by_name.delta, by_object.delta)
     np.testing.assert_array_equal(by_name.delta_lower, by_object.delta_lower)

@@ -93,9 +93,9 @@ def test_auto_keeps_the_full_comparison_choice(monkeypatch):
     fitted = {label: loss for label, loss in full_losses.items() if not isinstance(loss, str)}
     assert set(full.info["scorer_selection"][0]["losses"]) == set(fitted)
     assert full_losses["segments/flatten"].startswith("skipped")  # two continuous coordinates
-    chosen = halving.info["scorer"]
+    chosen = halving.scorer
     assert full_losses[chosen] <= min(fitted.values()) + 0.01
-    if chosen == full.info["scorer"]:
+    if chosen == full.scorer:
         np.testing.assert_array_equal(halving.delta, full.delta)
         np.testing.assert_array_equal(halving.delta_lower, full.delta_lower)
 
@@ -109,7 +109,7 @@ def test_auto_on_gaussian_outputs_trains_only_the_gaussian_plug_in_and_audits_as
     gaussian = audit(mech, 1.0, 0.0, scorer="gaussian", **kwargs)
     quadratic = audit(mech, 1.0, 0.0, scorer="quadratic", **kwargs)
     losses = auto.info["validation_log_loss"]
-    assert auto.info["scorer"] == "gaussian/flatten"
+    assert auto.scorer == "gaussian/flatten"
     assert losses["mlp/flatten"].startswith("skipped: both sides pass Mardia's normality tests")
     assert losses["boosting/flatten"].startswith("skipped: both sides pass Mardia's normality tests")
     assert losses["quadratic/flatten"].endswith("holds the exact log-likelihood ratio, fitted instead")
@@ -186,6 +186,6 @@ def test_an_auto_audit_of_gaussian_outputs_imports_neither_torch_nor_sklearn(tmp
     code = ("import sys\nimport numpy as np\nfrom ndis.auditor import audit\n"
             "mech = lambda data, n, rng: rng.normal(size=(n, 2)) + np.array([0.4, -0.2]) * data\n"
             "report = audit(mech, 1.0, 0.0, eps=[0, 0.5], n_samples=48_000, seed=0, progress=False)\n"
-            "print(report.info['scorer'], 'torch' in sys.modules or 'sklearn' in sys.modules)\n")
+            "print(report.scorer, 'torch' in sys.modules or 'sklearn' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert result.stdout.split() == ["gaussian/flatten", "False"]

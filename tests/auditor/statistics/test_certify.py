@@ -109,7 +109,7 @@ def test_eps_lo_is_close_to_a_large_true_epsilon():
     assert truth == pytest.approx(10.0)
     assert 8.0 < report.eps_lo(0) <= truth and report.eps_lo(1e-5) <= truth
     assert report.verdict == "violation" and report.verdict.delta == 0 and report.verdict.confidence > 0.999
-    assert report.info.get("samples_needed") is None
+    assert report.samples_needed is None
 
 
 def test_a_pure_dp_claim_of_a_correct_mechanism_is_not_violated():
@@ -148,7 +148,7 @@ def test_eps_lo_is_in_every_report_format(tmp_path):
 def test_seed_none_records_entropy_that_reruns_the_audit_exactly(gaussian_batched):
     first = audit(gaussian_batched, np.array([1.0]), np.array([0.0]), eps=[0.0, 1.0], n_samples=2_000,
                   scorer="quadratic", progress=False)
-    entropy = first.info["seed"]["entropy"]
+    entropy = first.seed["entropy"]
     again = audit(gaussian_batched, np.array([1.0]), np.array([0.0]), eps=[0.0, 1.0], n_samples=2_000,
                   scorer="quadratic", progress=False, seed=entropy)
     np.testing.assert_array_equal(first.delta, again.delta)

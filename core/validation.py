@@ -17,6 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 T = TypeVar("T")
+#: What `np.random.default_rng` takes as a seed: an int, a SeedSequence, a Generator (used as it is) or None.
+Seed = int | np.integer | np.random.SeedSequence | np.random.Generator | None
+#: A number or a flat sequence of numbers (Rényi orders, a grid of eps), as `as_finite_array` takes it.
+Floats = float | Sequence[float] | np.ndarray
 
 
 def _float_array(value: ArrayLike, name: str, failed: Callable[[Exception], Exception]) -> np.ndarray:

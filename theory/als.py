@@ -17,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .gaussian_pair import GaussianLosses
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
+
+from .gaussian_pair import GaussianLosses
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 
 
 def _als_losses(leverage: np.ndarray, residual: np.ndarray, r: np.ndarray,
@@ -74,7 +75,8 @@ def als_log_delta(eps: ArrayLike, leverage: ArrayLike, residual: ArrayLike, r: A
     if np.any((l_ < 0) | (res_ < 0)):
         raise ValueError("leverage and residual share must be non-negative")
     if np.any(l_ + res_ >= 1):
-        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], Lu et al. 2023, NDIS, Proposition 4)")
+        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], Lu et al. 2023, NDIS, "
+                         "Proposition 4)")
     if np.any((p_ < 1) | (p_ != np.round(p_))):
         raise ValueError("p (columns of B) must be a positive integer")
     if np.any(r_ <= p_):
@@ -93,7 +95,8 @@ def als_log_delta_ceiling(eps: ArrayLike, leverage: ArrayLike, residual: ArrayLi
     """An upper bound of ln max(delta_fwd, delta_rev)(eps) of the ALS limit, for arrays of points
     (eps, l, e) of one shape (`quadratic_loss.log_delta_ceiling`): a few operations per point, for
     skipping the rows that cannot be the worst in `theory.spectrum`."""
-    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1) for v in np.broadcast_arrays(eps, leverage, residual))
+    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1)
+                               for v in np.broadcast_arrays(eps, leverage, residual))
     forward, reverse = _als_losses(leverage, residual, np.full(eps.size, float(r)), np.full(eps.size, float(p)))
     return np.maximum(log_delta_ceiling(forward, eps), log_delta_ceiling(reverse, eps))
 

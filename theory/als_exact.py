@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .leverage import augment, ols_fit, split_regression
 from ndis.core.curve import Curve
 from ndis.core.validation import Seed, as_data, as_eps
+
+from .leverage import augment, ols_fit, split_regression
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def als_exact_delta(eps: ArrayLike, D: ArrayLike, row: int, r: int, n_samples: i
                     confidence: float = 0.95, ridge: float = 0.0) -> ExactALSSpectrum:
     """Exact spectrum of ALS (Gaussian sketch, r rows) between D and D minus `row` (or row zeroed:
     the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo
-    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
+    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0
+    runs on [D; ridge I]."""
     from scipy import stats
 
     eps = as_eps(eps).reshape(-1)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms, reversed_loss
-from .pld import pmfs, event_parts, from_pld, is_dp_accounting
+from .pld import event_parts, from_pld, is_dp_accounting, pmfs
 from .profile import PrivacyProfile, WorstCase, dp_accounting_modules
 from .quadratic_loss import QuadraticLoss
 from .spectrum import Spectrum
@@ -132,7 +132,8 @@ def compose(*parts: object, discretization: float = 1e-4, through_pld: bool = Fa
         return exact_profile
     pld: Any = None
     error = 0.0
-    pieces: list[tuple[PrivacyProfile, int]] = ([(exact_profile, 1)] if exact_profile is not None else []) + [(p, c) for p, _, c in other]
+    pieces: list[tuple[PrivacyProfile, int]] = (([(exact_profile, 1)] if exact_profile is not None else [])
+                                                + [(p, c) for p, _, c in other])
     for profile, count in pieces:
         piece, gap = profile._pld(discretization, 1e-20)
         error += count * gap

@@ -51,7 +51,8 @@ def _j_asymptotic(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
         rows = (a >= lower) & (a < upper)
         if np.any(rows):
             k = np.arange(count)[:, None]
-            terms = np.exp(_LOG_DOUBLE_FACTORIAL[:count, None] - 2 * k * log_a[rows]) * -np.expm1(-(2 * k + 1) * log_ratio[rows])
+            terms = (np.exp(_LOG_DOUBLE_FACTORIAL[:count, None] - 2 * k * log_a[rows])
+                     * -np.expm1(-(2 * k + 1) * log_ratio[rows]))
             out[rows] = np.log(_SIGNS[:count] @ terms)
     return out - log_a
 

@@ -21,10 +21,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import linalg, special
 
+from ndis.core.validation import Seed, as_eps, as_finite_array, scalar_or_array
+
 from .gaussian import _log_delta_flat as _gaussian_log_delta, gaussian_epsilon
 from .profile import PrivacyProfile
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from ndis.core.validation import Seed, as_eps, as_finite_array, scalar_or_array
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,8 @@ class GaussianPair(QuadraticLossProfile):
         self.law1 = GaussianLaw(as_finite_array(mean1, "mean"), as_finite_array(cov1, "cov"), copies)
         self.law2 = GaussianLaw(as_finite_array(mean2, "mean"), as_finite_array(cov2, "cov"), copies)
         if self.law1.mean.shape != self.law2.mean.shape:
-            raise ValueError(f"the two Gaussians have different dimensions: {self.law1.mean.size} and {self.law2.mean.size}")
+            raise ValueError(f"the two Gaussians have different dimensions: {self.law1.mean.size} and "
+                             f"{self.law2.mean.size}")
         self.copies = int(copies)
         self._mu = None                  # mu of an analytic-Gaussian loss (equal covariances), see below
         self.loss = self._privacy_loss()
@@ -397,7 +399,7 @@ def sample_loss(loss: QuadraticLoss, n: int, rng: np.random.Generator) -> np.nda
     value = np.full(n, loss.offset[0])
     if loss.normal_var[0] > 0:
         value += np.sqrt(loss.normal_var[0]) * rng.standard_normal(n)
-    for w, k, s in zip(weight, dof, linear):
+    for w, k, s in zip(weight, dof, linear, strict=True):
         z = rng.standard_normal(n)
         rest = rng.chisquare(k - 1, n) if k > 1 else 0.0
         value += w * (z**2 + rest) + np.sqrt(s) * z

@@ -35,7 +35,6 @@ from .gaussian_pair import GaussianPair
 from .profile import PrivacyProfile, dp_accounting_modules
 from .subsampling import poisson_subsample
 
-
 #: A PLD's eps warns when its stated eps_error exceeds max(STATED_SHARE x eps, STATED_FLOOR) (module docstring).
 STATED_SHARE, STATED_FLOOR = 0.1, 0.01
 

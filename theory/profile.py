@@ -159,7 +159,8 @@ class PrivacyProfile:
             done = newton & (np.abs(step) <= 1e-7 + 1e-8 * x[active]) | (hi[active] - lo[active] <= 1e-13)
             new = x[active] - np.where(newton, step, 0.0)
             bisect = ~newton | ~((new > lo[active]) & (new < hi[active]))
-            x[active] = np.where(done, np.where(newton, new, hi[active]), np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
+            x[active] = np.where(done, np.where(newton, new, hi[active]),
+                                 np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
             active = active[~done]
             if active.size == 0:
                 break

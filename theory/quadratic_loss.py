@@ -22,6 +22,7 @@ no subtraction of probabilities, relative accuracy for every representable ln de
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
@@ -56,7 +57,8 @@ class QuadraticLoss:
         weight = np.atleast_1d(np.asarray(weight, dtype=float))
         if weight.ndim == 1:
             weight = weight[None, :]
-        batch = np.broadcast_shapes(weight.shape[:1], np.shape(np.atleast_1d(offset)), np.shape(np.atleast_1d(normal_var)))[0]
+        batch = np.broadcast_shapes(weight.shape[:1], np.shape(np.atleast_1d(offset)),
+                                    np.shape(np.atleast_1d(normal_var)))[0]
         shape = (batch, weight.shape[1])
         weight = np.broadcast_to(weight, shape).astype(float)
         dof = np.broadcast_to(np.asarray(dof, dtype=float), shape).astype(float)
@@ -79,7 +81,8 @@ class QuadraticLoss:
         return self.offset.shape[0]
 
     def take(self, rows: np.ndarray | list[int]) -> QuadraticLoss:
-        return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows], self.normal_var[rows])
+        return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows],
+                             self.normal_var[rows])
 
     # -- cumulant generating function and its derivatives on the real axis ------------------------
     def denominators(self, x: np.ndarray, gap: np.ndarray | None = None) -> np.ndarray:
@@ -381,7 +384,8 @@ def _trapezoid(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndar
             break
         sub = loss.take(todo)
         h = top[todo] / (2 * n)
-        mids, climbed = _integrand(sub, eps[todo], c[todo], gap[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        mids, climbed = _integrand(sub, eps[todo], c[todo], gap[todo], g2[todo], alpha[todo],
+                                   h[:, None] * np.arange(1, 2 * n, 2)[None, :])
         climb[todo] = np.maximum(climb[todo], climbed)
         with np.errstate(invalid="ignore", over="ignore"):
             refined = 0.5 * total[todo] + h * mids.sum(axis=1)
@@ -407,7 +411,7 @@ def _adaptive(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarr
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             pieces = [integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=1000)
-                      for a, b in zip(breaks[:-1], breaks[1:])]
+                      for a, b in itertools.pairwise(breaks)]
     total, error = sum(p[0] for p in pieces), sum(p[1] for p in pieces)
     if not error <= 1e-9 * abs(total):
         warnings.warn(f"delta at eps={eps[0]:.6g}: the fallback quadrature's error estimate is "

@@ -43,13 +43,14 @@ from typing import cast
 import numpy as np
 from scipy import special
 
+from ndis.core.curve import check_direction
+from ndis.core.validation import Floats, as_finite_array, scalar_or_array
+
 from .gaussian_pair import QuadraticLossProfile
 from .profile import PrivacyProfile, WorstCase
 from .quadratic_loss import QuadraticLoss
 from .rdp_conversion import order_epsilons
 from .spectrum import Spectrum
-from ndis.core.curve import check_direction
-from ndis.core.validation import Floats, as_finite_array, scalar_or_array
 
 #: Orders of the RDP accountant (those of dp_accounting's RdpAccountant's default, up to 256).
 RDP_ORDERS = np.concatenate([np.linspace(1.25, 3.0, 8), np.arange(4.0, 33.0), np.array([40.0, 48, 56, 64, 128, 256])])
@@ -188,7 +189,8 @@ def zcdp_rho(pair: PrivacyProfile | Spectrum, direction: str = "max", max_order:
         raise ValueError(f"max_order must exceed 1, got {max_order}")
     directions = ("forward", "reverse") if check_direction(direction) == "max" else (direction,)
     # either direction of a Gaussian pair is one (`_reversed`)
-    return max(_rho(cast(QuadraticLossProfile, m._oriented(d)).loss, float(max_order)) for m in members for d in directions)
+    return max(_rho(cast(QuadraticLossProfile, m._oriented(d)).loss, float(max_order))
+               for m in members for d in directions)
 
 
 def _rho(loss: QuadraticLoss | None, max_order: float) -> float:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .gaussian_pair import GaussianLosses
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
+
+from .gaussian_pair import GaussianLosses
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 
 
 def _rp_losses(leverage: np.ndarray, r: np.ndarray) -> tuple[QuadraticLoss, QuadraticLoss]:

@@ -31,7 +31,8 @@ def eq4_variance(eps: float, delta: float, eta: float, m: int, s: int, n: int, d
     honest = n - s - t_prime
     slack = delta / d - m * np.exp(-honest / (8.0 * m))
     if honest <= 0 or slack <= 0:
-        raise ValueError(f"eq. 4 is undefined for n={n} <= 8 m ln(dm/delta) + s + t' = {min_clients(m, d, delta, s, t_prime):.1f}")
+        raise ValueError(f"eq. 4 is undefined for n={n} <= 8 m ln(dm/delta) + s + t' = "
+                         f"{min_clients(m, d, delta, s, t_prime):.1f}")
     variance = 4.0 * s**3 * eta**2 * np.log(1.25 * s / slack) * m * d**2 / (eps**2 * honest)
     return float(variance * (4.0 if rule == "consistent_2eta" else 1.0))
 

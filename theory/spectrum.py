@@ -23,6 +23,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ndis.core.curve import Curve
+from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
+from ndis.core.validation import as_data, as_eps_grid
+
 from .als import als_delta, als_log_delta_ceiling, als_pair
 from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair
@@ -30,9 +34,6 @@ from .leverage import ols_sensitivities, split_regression
 from .profile import PrivacyProfile, WorstCase
 from .rp import rp_delta, rp_pair
 from .worst_rows import data_leverages, leverage_residual, max_leverage_row, max_sensitivity_row, pareto_frontier
-from ndis.core.curve import Curve
-from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
-from ndis.core.validation import as_data, as_eps_grid
 
 FAMILIES = ("rp", "rlc", "als", "gaussian-ls")
 #: The rows a spectrum scans: "worst", "all", a row index or row indices.
@@ -52,7 +53,8 @@ class Spectrum(Curve):
     details: dict[str, Any] = field(default_factory=dict)  # the family's parameters; each candidate row's leverage,
     # residual share or sensitivity (`worst_details`: the worst row's, per eps)
     candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # rows scanned
-    candidate_pairs: tuple[PrivacyProfile, ...] = field(default=(), repr=False, compare=False)  # their pairs (generic mechanisms)
+    # their pairs (generic mechanisms)
+    candidate_pairs: tuple[PrivacyProfile, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,7 +74,8 @@ class Spectrum(Curve):
         per scanned row, which is 327,346 for rows="all" on flights)."""
         order = np.argsort(self.candidates, kind="stable")
         at = order[np.searchsorted(self.candidates, self.row, sorter=order)] if self.candidates.size else None
-        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size else v)
+        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size
+                    else v)
                 for k, v in self.details.items()}
 
     def pairs(self) -> list[tuple[int, PrivacyProfile]]:
@@ -81,17 +84,18 @@ class Spectrum(Curve):
         `als_pair` or the analytic Gaussian of the closed forms, the mechanism's own laws otherwise.
         The spectrum is their maximum; meant for the few rows of rows="worst"."""
         if self.candidate_pairs:
-            return list(zip(self.candidates.tolist(), self.candidate_pairs))
+            return list(zip(self.candidates.tolist(), self.candidate_pairs, strict=True))
         d = self.details
         made: list[PrivacyProfile]
         if self.mechanism in ("rp", "rlc"):
             r = 1 if self.mechanism == "rlc" else int(d["r"])
             made = [rp_pair(lev, r) for lev in d["leverage"]]
         elif self.mechanism == "als":
-            made = [als_pair(lev, res, int(d["r"]), int(d["p"])) for lev, res in zip(d["leverage"], d["residual"])]
+            made = [als_pair(lev, res, int(d["r"]), int(d["p"]))
+                    for lev, res in zip(d["leverage"], d["residual"], strict=True)]
         else:
             made = [GaussianPair([s / float(d["sigma"])], [[1.0]], [0.0], [[1.0]]) for s in d["sensitivity"]]
-        return list(zip(self.candidates.tolist(), made))
+        return list(zip(self.candidates.tolist(), made, strict=True))
 
     def profile(self) -> PrivacyProfile:
         """The spectrum at every eps, both directions: the worst candidate row's pair in each direction
@@ -152,7 +156,7 @@ def _scan(eps: np.ndarray, rows: np.ndarray, curves: Callable[[np.ndarray], tupl
             best = [fwd, rev, row]
             continue
         better = np.maximum(fwd, rev) > np.maximum(best[0], best[1])
-        for kept, new in zip(best, (fwd, rev, row)):
+        for kept, new in zip(best, (fwd, rev, row), strict=True):
             kept[better] = new[better]
     assert best is not None, "no rows to scan"
     return tuple(best)
@@ -163,7 +167,8 @@ _LOG_TINY = np.log(np.finfo(float).tiny)   # below e^-708.4 a delta is subnormal
 _LOG_ZERO = -746.0                          # e^x is 0.0 below about -745.1: such rows tie at 0
 
 
-def _rows_that_can_be_worst(eps: np.ndarray, rows: np.ndarray, curves: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+def _rows_that_can_be_worst(eps: np.ndarray, rows: np.ndarray,
+                            curves: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                             ceiling: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The rows (in their order) that can be the worst at some eps: the `_SEED_ROWS` rows of the
     largest ceilings at each eps are evaluated, and a row is kept where its ceiling reaches the
@@ -206,7 +211,8 @@ def _als(D: np.ndarray, eps: np.ndarray, rows: Rows, r: int, ridge: float, exact
         return forward, reverse
 
     def ceiling(block: np.ndarray) -> np.ndarray:
-        return als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p).reshape(block.size, eps.size)
+        bound = als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p)
+        return bound.reshape(block.size, eps.size)
 
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
     return _scan(eps, chosen, curves, ceiling), details, exact, chosen
@@ -247,7 +253,8 @@ def _generic(mechanism: object, D: np.ndarray, eps: np.ndarray, rows: Rows,
         rev.append(pair.reverse().delta(eps))
         made.append(pair)
     chosen = np.array([i for i, _ in pairs])
-    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True)), chosen, made
+    exact = bool(getattr(law, "exact", True))
+    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, exact, chosen, made
 
 
 def _family(mechanism: object, D: np.ndarray, params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -286,7 +293,8 @@ def spectrum(mechanism: object, D: ArrayLike, eps: ArrayLike, neighbor: str = "r
         if family not in FAMILIES:
             raise ValueError(f"unknown mechanism family {family!r}; closed forms exist for {FAMILIES}")
         if neighbor not in ROW_RELATIONS:
-            raise ValueError(f"the {family} closed form covers the neighbour relations {ROW_RELATIONS}, not {neighbor!r}")
+            raise ValueError(f"the {family} closed form covers the neighbour relations {ROW_RELATIONS}, "
+                             f"not {neighbor!r}")
         ridge = float(params.get("ridge", 0.0))
         if family in ("rp", "rlc"):
             r = 1 if family == "rlc" else int(params.get("r", 0))

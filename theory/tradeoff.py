@@ -25,10 +25,11 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .profile import PrivacyProfile
-from .spectrum import Spectrum
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_finite_array
+
+from .profile import PrivacyProfile
+from .spectrum import Spectrum
 
 #: Default type I errors: log-spaced near 0, where trade-off curves bend, and evenly spaced.
 TYPE_ONE = np.unique(np.concatenate([[0.0], np.logspace(-6, 0, 61), np.linspace(0.0, 1.0, 101)]))

@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .gaussian import gaussian_delta
 from ndis.core.validation import as_eps, as_finite_array, as_positive, scalar_or_array
+
+from .gaussian import gaussian_delta
 
 _QUAD: dict[str, Any] = dict(epsabs=0.0, epsrel=1e-12, limit=200)
 #: A function of one real variable (a density, a distribution function, an integrand).
@@ -71,7 +72,7 @@ def _integral(f: Real, knots: Iterable[float], lo: float = -np.inf, hi: float = 
 
     points = [lo, *sorted(k for k in set(knots) if lo < k < hi), hi]
     options = {**_QUAD, "epsabs": epsabs}
-    return float(sum(integrate.quad(f, a, b, **options)[0] for a, b in zip(points[:-1], points[1:]) if b > a))
+    return float(sum(integrate.quad(f, a, b, **options)[0] for a, b in itertools.pairwise(points) if b > a))
 
 
 # -- Laplace and Gaussian noise on a shift vector ------------------------------------------------------
@@ -113,7 +114,10 @@ def _laplace_many(eps: float, a: np.ndarray) -> float:
             continue
         widths = 2.0 * free
         knots = {float(np.dot(subset, widths)) - half for subset in itertools.product((0, 1), repeat=widths.size)}
-        f = lambda s: -np.expm1(t - s) * np.exp(0.5 * s) * _box_spline(s + half, widths)
+
+        def f(s: float) -> float:  # integrated right below, so the loop's current t, half and widths
+            return -np.expm1(t - s) * np.exp(0.5 * s) * _box_spline(s + half, widths)  # noqa: B023
+
         total += weight * _integral(f, knots, max(t, -half), half, epsabs=1e-14)   # the box spline's rounding
     return total
 
@@ -229,7 +233,10 @@ def noisy_max_index_probabilities(q: ArrayLike, scale: float, noise: str = "lapl
     probabilities = np.empty(q.size)
     for i in range(q.size):
         others = np.delete(q, i)
-        f = lambda x: pdf((x - q[i]) / scale) / scale * math.prod(cdf((x - o) / scale) for o in others)
+
+        def f(x: float) -> float:  # integrated right below, so the loop's current i and others
+            return pdf((x - q[i]) / scale) / scale * math.prod(cdf((x - o) / scale) for o in others)  # noqa: B023
+
         lo = q[i] if noise == "exponential" else -np.inf
         probabilities[i] = _integral(f, q, lo)
     return probabilities
@@ -307,7 +314,7 @@ def noisy_max_value_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, scale:
     if positive[-1]:
         ends.append(np.inf)
     masses = np.zeros(2)
-    for a, b in zip(ends[::2], ends[1::2]):
+    for a, b in zip(ends[::2], ends[1::2], strict=True):          # an even number of ends
         masses += np.subtract(cdfs(b), cdfs(a))
     return float(masses[0]), float(masses[1])
 
@@ -412,7 +419,9 @@ def _isvt4_laws(q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_sc
     knots = [*(q - threshold), *(q_prime - threshold), 0.0]
 
     def G(answers: np.ndarray, j: int, w: float) -> float:
-        f = lambda z: pdf(z / b1) / b1 * math.prod(cdf((threshold + z - a) / b2) for a in answers[:j])
+        def f(z: float) -> float:
+            return pdf(z / b1) / b1 * math.prod(cdf((threshold + z - a) / b2) for a in answers[:j])
+
         return _integral(f, knots, hi=w)
 
     def density(answers: np.ndarray, j: int, v: float) -> float:
@@ -437,9 +446,12 @@ def isvt4_delta(eps: ArrayLike, q: ArrayLike, q_prime: ArrayLike, threshold: flo
     def one(e: float) -> float:
         total = max(0.0, none[0] - math.exp(e) * none[1])
         for j in range(q.size):
-            f = lambda v: max(0.0, density(q, j, v) - math.exp(e) * density(q_prime, j, v))
+
+            def f(v: float) -> float:  # integrated right below, so the loop's current j
+                return max(0.0, density(q, j, v) - math.exp(e) * density(q_prime, j, v))  # noqa: B023
+
             total += float(sum(integrate.quad(f, a, b, epsabs=1e-13, epsrel=1e-9, limit=100)[0]
-                               for a, b in zip(edges[:-1], edges[1:])))
+                               for a, b in itertools.pairwise(edges)))
         return total
 
     return _map(one, eps)
@@ -476,8 +488,8 @@ def _isvt4_tables(q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_
     return v, densities, none
 
 
-def isvt4_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float, query_scale: float,
-                    points: int = 100_001) -> tuple[float, float]:
+def isvt4_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float,
+                    query_scale: float, points: int = 100_001) -> tuple[float, float]:
     """(P(S_t), Q(S_t)) of iSVT4 with c = 1, S_t = {p > e^t p'} (densities of `isvt4_delta`), on
     the tables of `_isvt4_tables`, then the trapezoid rule over v of p_j and p'_j times the
     indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at t = eps it
@@ -487,7 +499,7 @@ def isvt4_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, threshold: float
     v, densities, none = _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points)
     bound = math.exp(t)
     masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)
-    for p, p_prime in zip(*densities):
+    for p, p_prime in zip(*densities, strict=True):
         inside = p > bound * p_prime
         masses += [integrate.trapezoid(np.where(inside, p, 0.0), v),
                    integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
@@ -504,7 +516,7 @@ def isvt4_log_ratio(first: ArrayLike, values: ArrayLike, q: ArrayLike, q_prime: 
     first, values = np.asarray(first, dtype=int), np.asarray(values, dtype=float)
     out = np.full(first.shape, math.log(none[0]) - math.log(none[1]))
     with np.errstate(divide="ignore", invalid="ignore"):  # NaN only where neither side has mass
-        for j, (p, p_prime) in enumerate(zip(*densities)):
+        for j, (p, p_prime) in enumerate(zip(*densities, strict=True)):
             at = first == j
             out[at] = np.interp(values[at], v, np.log(p) - np.log(p_prime))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 import weakref
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -19,6 +19,8 @@ from numpy.typing import ArrayLike
 T = TypeVar("T")
 #: What `np.random.default_rng` takes as a seed: an int, a SeedSequence, a Generator (used as it is) or None.
 Seed = int | np.integer | np.random.SeedSequence | np.random.Generator | None
+#: What `as_rng` takes: a Generator, or an int seed or SeedSequence that it turns into one.
+RngLike = np.random.Generator | int | np.integer | np.random.SeedSequence
 #: A number or a flat sequence of numbers (Rényi orders, a grid of eps), as `as_finite_array` takes it.
 Floats = float | Sequence[float] | np.ndarray
 
@@ -138,7 +140,7 @@ def optional(check: Callable[..., T], name: str, value: object, *args: Any) -> T
     return None if value is None else check(name, value, *args)
 
 
-def one_setting(name: str, given: dict[str, object], *ways: tuple[str, ...],
+def one_setting(name: str, given: Mapping[str, object], *ways: tuple[str, ...],
                 optional_with: dict[str, int] | None = None, shared: tuple[str, ...] = ()) -> None:
     """Check that the parameters `given` ({name: value or None}) set a scheme's noise in exactly one of
     `ways`, each a tuple of the parameters it needs (e.g. ("sigma",) and ("eps", "delta")).
@@ -222,7 +224,7 @@ def memo(D: np.ndarray, key: Hashable, compute: Callable[[np.ndarray], T]) -> T:
     return table[key]
 
 
-def as_rng(rng: object) -> np.random.Generator:
+def as_rng(rng: RngLike) -> np.random.Generator:
     """A numpy Generator (an int seed or a SeedSequence is turned into one)."""
     if isinstance(rng, np.random.Generator):
         return rng

@@ -7,6 +7,8 @@ import importlib
 import inspect
 import pathlib
 import sys
+from types import ModuleType
+from typing import Any
 
 from .als import ApproximateLeastSquares, ISIT18LeastSquares, NoisyALS, RelativeALS, RPLeastSquares, SheffetLeastSquares
 from .base import Mechanism
@@ -49,7 +51,7 @@ def parameters(name: str) -> tuple[str, ...]:
     return tuple(_lookup(name).param_docs)
 
 
-def get(name: str, **params) -> Mechanism:
+def get(name: str, **params: Any) -> Mechanism:
     """The mechanism registered as `name`, constructed with `params` (validated)."""
     cls = _lookup(name)
     unknown = sorted(set(params) - set(cls.param_docs))
@@ -71,7 +73,7 @@ def describe() -> dict[str, str]:
     }
 
 
-def resolve(spec: str, **params):
+def resolve(spec: str, **params: Any) -> Any:
     """The mechanism named by `spec`: a registered name (`get(spec, **params)`) or a third-party
     `module.path:attribute`.
 
@@ -94,12 +96,14 @@ def resolve(spec: str, **params):
         if not callable(target):
             raise ValueError(f"{spec} is not callable, so it cannot take parameters {sorted(params)}")
         bound = functools.partial(target, **params)  # its signature is the partial's: kinds are detected right
-        bound.__name__, bound.__doc__ = getattr(target, "__name__", spec), getattr(target, "__doc__", None)
+        # a partial object takes attributes: named and documented after the target
+        bound.__name__ = getattr(target, "__name__", spec)  # type: ignore[attr-defined]
+        bound.__doc__ = getattr(target, "__doc__", None)
         return bound
     return target
 
 
-def _import_plug_in(module_name: str, spec: str):
+def _import_plug_in(module_name: str, spec: str) -> ModuleType:
     """The module `module_name`, imported as installed; when no module of that name is found on
     `sys.path`, the working directory is appended to it (after every installed package, so that a
     user's `theory.py` or `mechanisms.py` never shadows a module ndis relies on) and the import is

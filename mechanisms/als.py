@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.validation import as_data, as_int, as_positive
 from ndis.theory.gaussian_pair import GaussianLaw
 
 from .base import Draw, Mechanism
@@ -29,7 +30,6 @@ from .calibration import ISIT18Noise, NoNoise, OLSNoise, OLSRelativeNoise, RPNoi
 from .gram import LeastSquares, least_squares
 from .neighbors import row_pair
 from .sketch import gaussian_sketch
-from ndis.core.validation import as_data, as_int, as_positive
 
 _R_DOC = {"r": "sketch size (int > p + 1, p = number of feature columns of D = [B, b])"}
 
@@ -157,7 +157,8 @@ class RelativeALS(OLSRelativeNoise, SketchedLS):
 
 class ISIT18LeastSquares(ISIT18Noise, SketchedLS):
     name = "isit18-ls"
-    summary = "Showkatbakhsh, Karakus & Diggavi (2018): lstsq of Pi D + sigma N, as the code of Lu et al. (2023, NDIS) runs it"
+    summary = ("Showkatbakhsh, Karakus & Diggavi (2018): lstsq of Pi D + sigma N, as the code of Lu et al. (2023, "
+               "NDIS) runs it")
     param_docs = {**_R_DOC, **ISIT18Noise.noise_docs}
 
     def __init__(self, r: int, eps: float, delta: float) -> None:

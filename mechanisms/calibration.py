@@ -17,14 +17,22 @@ from typing import Any
 import numpy as np
 
 from ndis import theory
-
-from ndis.core.validation import (as_bool, as_leverage, as_positive, as_probability, max_row_norm, one_setting, optional,
-                                  row_norm_bound)
+from ndis.core.validation import (
+    as_bool,
+    as_leverage,
+    as_positive,
+    as_probability,
+    max_row_norm,
+    one_setting,
+    optional,
+    row_norm_bound,
+)
 
 _DOCS = {
     "eps": "target epsilon (> 0)",
     "delta": "target delta in (0, 1)",
-    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound for standard DP)",
+    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound "
+         "for standard DP)",
     "tight": "use the tighter valid sigma = C sqrt(1/l* - 1) instead of the published C/sqrt(l*) (default false)",
     "sigma": "explicit noise scale, instead of eps and delta (default None)",
     "leverage": "leverage l_S of the database set; default None = max leverage of the data (data-dependent)",

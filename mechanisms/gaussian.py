@@ -12,13 +12,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.neighbors import ROW_RELATIONS
+from ndis.core.validation import as_choice, as_data, as_positive, as_probability, one_setting, optional
 from ndis.theory.gaussian_pair import GaussianLaw
 
 from .base import Draw, Mechanism, noise_variance
 from .gram import least_squares
 from .neighbors import row_pair
-from ndis.core.neighbors import ROW_RELATIONS
-from ndis.core.validation import as_choice, as_data, as_positive, as_probability, one_setting, optional
 
 
 def _ols(D: np.ndarray) -> np.ndarray:
@@ -32,7 +32,8 @@ QUERIES: dict[str, Query] = {"sum": lambda D: D.sum(axis=0), "mean": lambda D: D
 
 class GaussianMechanism(Mechanism):
     name = "gaussian"
-    summary = "f(D) + N(0, sigma^2 I) for a query f: sum, mean, ols (D = [B, b]) or a callable (Lu et al. 2023, NDIS, Definition 9)"
+    summary = ("f(D) + N(0, sigma^2 I) for a query f: sum, mean, ols (D = [B, b]) or a callable (Lu et al. 2023, NDIS, "
+               "Definition 9)")
     param_docs = {
         "query": "'sum', 'mean' (column sums/means), 'ols' (x_opt of D = [B, b]) or a callable D -> array",
         "sigma": "noise standard deviation (> 0); or give eps, delta and sensitivity instead",
@@ -51,9 +52,10 @@ class GaussianMechanism(Mechanism):
                  delta: float | None = None, sensitivity: float | None = None) -> None:
         if not callable(query):
             as_choice("query", query, tuple(QUERIES))
-        params: dict[str, Any] = {"query": query, "sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
-                  "delta": optional(as_probability, "delta", delta),
-                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        params: dict[str, Any] = {"query": query, "sigma": optional(as_positive, "sigma", sigma),
+                                  "eps": optional(as_positive, "eps", eps),
+                                  "delta": optional(as_probability, "delta", delta),
+                                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
         one_setting(self.name, params, ("sigma",), ("eps", "delta", "sensitivity"))
         if sigma is None:
             noise = float(theory.gaussian_sigma(params["eps"], params["delta"], params["sensitivity"]))
@@ -100,7 +102,8 @@ class GaussianMechanism(Mechanism):
     def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """The row whose removal/zeroing moves f(D) the most: for sum, the largest row norm; for mean,
         the largest ||v_i - mean|| (remove: shift (v_i - mean)/(n-1)) or row norm (zero: v_i/n); for ols,
-        the largest OLS sensitivity (Lu et al. 2023, OLS-RP, Propositions 7-9). None for a callable query or other relations."""
+        the largest OLS sensitivity (Lu et al. 2023, OLS-RP, Propositions 7-9). None for a callable query or other
+        relations."""
         relation = self._relation(relation)
         if callable(self.query) or relation not in ROW_RELATIONS:
             return None
@@ -113,12 +116,14 @@ class GaussianMechanism(Mechanism):
 
 class GaussianLS(GaussianMechanism):
     name = "gaussian-ls"
-    summary = "Gaussian LS, x_opt + N(0, sigma^2 I_p), sigma from the data's max OLS sensitivity (relative DP; Lu et al. 2023, OLS-RP)"
+    summary = ("Gaussian LS, x_opt + N(0, sigma^2 I_p), sigma from the data's max OLS sensitivity (relative DP; "
+               "Lu et al. 2023, OLS-RP)")
     param_docs = {
         "eps": "target epsilon (> 0)",
         "delta": "target delta in (0, 1)",
         "sigma": "explicit noise standard deviation, instead of eps and delta (default None)",
-        "calibration": "'analytic' (Balle & Wang 2018, as in Lu et al. 2023, NDIS, Table IV) or 'classic' (Dwork & Roth 2014, as in OLS-RP)",
+        "calibration": "'analytic' (Balle & Wang 2018, as in Lu et al. 2023, NDIS, Table IV) or 'classic' (Dwork & "
+                       "Roth 2014, as in OLS-RP)",
         "sensitivity": "OLS sensitivity bound; default None = max_i ||x_opt - x_opt(D minus i)|| of the data "
                        "(data-dependent: relative DP over D's neighbours)",
     }
@@ -126,10 +131,11 @@ class GaussianLS(GaussianMechanism):
 
     def __init__(self, eps: float | None = None, delta: float | None = None, sigma: float | None = None,
                  calibration: str = "analytic", sensitivity: float | None = None) -> None:
-        params: dict[str, Any] = {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta),
-                  "sigma": optional(as_positive, "sigma", sigma),
-                  "calibration": as_choice("calibration", calibration, ("analytic", "classic")),
-                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
+        params: dict[str, Any] = {"eps": optional(as_positive, "eps", eps),
+                                  "delta": optional(as_probability, "delta", delta),
+                                  "sigma": optional(as_positive, "sigma", sigma),
+                                  "calibration": as_choice("calibration", calibration, ("analytic", "classic")),
+                                  "sensitivity": optional(as_positive, "sensitivity", sensitivity)}
         one_setting(self.name, {key: params[key] for key in ("sigma", "eps", "delta", "sensitivity")},
                     ("sigma",), ("eps", "delta"), optional_with={"sensitivity": 1})
         self._set(params, query="ols")
@@ -143,7 +149,8 @@ class GaussianLS(GaussianMechanism):
         return {}
 
     def noise_scale(self, D: np.ndarray) -> float:
-        """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic; Dwork & Roth 2014, Theorem 3.22)."""
+        """sigma = s / c*(eps, delta) (analytic) or s sqrt(2 ln(1.25/delta)) / eps (classic; Dwork & Roth 2014,
+        Theorem 3.22)."""
         if self.sigma is not None:
             return self.sigma
         assert self.eps is not None and self.delta is not None  # given when sigma is not (`one_setting`)

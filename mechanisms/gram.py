@@ -17,7 +17,6 @@ import numpy as np
 from scipy import linalg
 
 from ndis import theory
-
 from ndis.core.validation import check_full_rank, memo
 
 

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 
 from ndis import theory
 from ndis.core import neighbors
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 from ndis.theory.gaussian_pair import GaussianLaw
 from ndis.theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
 
@@ -39,13 +40,13 @@ from .base import Draw, Mechanism
 from .neighbors import row_pair
 from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
 from .rp import RandomProjection, gram_features
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 
 
 def check_entries(X: np.ndarray) -> None:
     """[ISIT18] assumes |X_ij| <= 1 (the MI bounds use it)."""
     if np.max(np.abs(X), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("the schemes of Showkatbakhsh et al. (2018) need every entry of X in [-1, 1] (|X_ij| <= 1); rescale the data")
+        raise ValueError("the schemes of Showkatbakhsh et al. (2018) need every entry of X in [-1, 1] (|X_ij| <= 1); "
+                         "rescale the data")
 
 
 def augmented(D: np.ndarray, sigma: float, d: int) -> np.ndarray:
@@ -74,7 +75,8 @@ class _ISIT18:
     def _privacy_params(self, eps_mi: float | None, eps: float | None, delta: float | None,
                         sigma: float | None) -> dict[str, Any]:
         params = {"eps_mi": optional(as_positive, "eps_mi", eps_mi), "eps": optional(as_positive, "eps", eps),
-                  "delta": optional(as_probability, "delta", delta), "sigma": optional(as_positive, "sigma", sigma, True)}
+                  "delta": optional(as_probability, "delta", delta),
+                  "sigma": optional(as_positive, "sigma", sigma, True)}
         one_setting(self.name, {key: params[key] for key in ("sigma", "eps_mi", "eps", "delta")},
                     ("sigma",), ("eps_mi",), ("eps", "delta"))
         return params
@@ -106,7 +108,8 @@ _PRIVACY_DOCS = {
 class ISIT18AdditiveNoise(_ISIT18, NoisyRelease):
     name = "isit18-an"
     neighbor = "entry"
-    summary = "Showkatbakhsh et al. 2018 AN: X + sigma_AN N (n x d), sigma_AN^2 = 1/(2^{2 eps_MI} - 1); or its OLS theta_AN (eq. 10)"
+    summary = ("Showkatbakhsh et al. 2018 AN: X + sigma_AN N (n x d), sigma_AN^2 = 1/(2^{2 eps_MI} - 1); or its OLS "
+               "theta_AN (eq. 10)")
     param_docs = {**_PRIVACY_DOCS,
                   "output": "'release' (D = X, output X_AN) or 'regression' (D = [X, y], output lstsq(X_AN, y))",
                   "focus": FOCUS_DOC}
@@ -157,7 +160,8 @@ class ISIT18AdditiveNoise(_ISIT18, NoisyRelease):
         sigma = self.noise_scale(D)
 
         def draw(m: int, rng: np.random.Generator) -> np.ndarray:
-            return np.stack([np.linalg.lstsq(X + sigma * rng.standard_normal(X.shape), y, rcond=None)[0] for _ in range(m)])
+            return np.stack([np.linalg.lstsq(X + sigma * rng.standard_normal(X.shape), y, rcond=None)[0]
+                             for _ in range(m)])
 
         return draw, (X.shape[1],), X.size
 
@@ -215,8 +219,9 @@ def wishart_identity(m: int, d: int, df: int, rng: np.random.Generator) -> np.nd
 class ISIT18Projection(_ISIT18, Mechanism):
     name = "isit18-rp"
     neighbor = "entry"
-    summary = ("Showkatbakhsh et al. 2018 RP: S X + sigma_RP N (n' x d), S i.i.d. N(0,1) secret, sigma_RP^2 = (n'/(2^{2 eps_MI}-1) - f^2)_+; "
-               "optionally with y_RP = S y, or the regression theta_RP (eq. 14)")
+    summary = ("Showkatbakhsh et al. 2018 RP: S X + sigma_RP N (n' x d), S i.i.d. N(0,1) secret, "
+               "sigma_RP^2 = (n'/(2^{2 eps_MI}-1) - f^2)_+; optionally with y_RP = S y, or the regression theta_RP "
+               "(eq. 14)")
     param_docs = {"r": "projection dimension n' (int >= 1)", **_PRIVACY_DOCS,
                   "sigma_mode": "'fixed' (one sigma for every dataset, from sigma or f; default) or 'data' "
                                 "(recomputed from f(X) of each input, the paper's rule)",
@@ -294,7 +299,8 @@ class ISIT18Projection(_ISIT18, Mechanism):
 
     def worst_entry(self, D: ArrayLike) -> tuple[int, int, float]:
         """(i, j, new value) maximising the symmetrised KL proxy sum_m (lambda_m + 1/lambda_m - 2) over
-        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `theory.isit18.entry_flip_eigenvalues` (a heuristic of ours).
+        all flips X_ij -> -sign(X_ij), with the two eigenvalues of `theory.isit18.entry_flip_eigenvalues` (a heuristic
+        of ours).
         With sigma_mode="data" the proxy keeps D's sigma for D' (the search is then approximate)."""
         D = self._check_data(D)
         X = self._split(D)

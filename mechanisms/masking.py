@@ -21,18 +21,19 @@ The calibrations (Thm 3.2, Thm 3.4) are `theory.masking.thm32_sigma` and `thm34_
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 from ndis.theory.gaussian_pair import GaussianLaw
 from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 
 from .base import Draw, Mechanism
 from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
@@ -79,8 +80,8 @@ def gram_error(X: ArrayLike, Y: ArrayLike, sigma: float) -> float | np.ndarray:
 
 
 def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
-    in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
+    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except
+    x_1 = (1 - 1/sqrt(p)) 1_p in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
     D = np.zeros((as_int("n", n), as_int("p", p)))
     D_prime = D.copy()
     D[0] = 1.0 - 1.0 / np.sqrt(p)
@@ -90,7 +91,8 @@ def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_bounded(D: np.ndarray) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); rescale the data")
+        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); "
+                         "rescale the data")
     return D
 
 
@@ -114,17 +116,19 @@ class MaskNoiseOnly(NoisyRelease):
     neighbor = "replace"
     summary = "Ding et al. 2022 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
     param_docs = {**_CAL_DOCS,
-                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of DP), 'thm3.2-necessary' or "
-                                 "'analytic' (exact (eps, delta)-DP Gaussian with sensitivity 1)",
+                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of "
+                                 "DP), 'thm3.2-necessary' or 'analytic' (exact (eps, delta)-DP Gaussian with "
+                                 "sensitivity 1)",
                   "focus": FOCUS_DOC}
     calibration: str
     _noise: float
 
     def __init__(self, sigma: float | None = None, eps: float | None = None, delta: float | None = None,
                  calibration: str = "thm3.2-sufficient", focus: Focus | str | None = None) -> None:
+        choices = ("thm3.2-sufficient", "thm3.2-necessary", "analytic")
         params: dict[str, Any] = {**_calibration(self.name, sigma, eps, delta),
-                  "calibration": as_choice("calibration", calibration, ("thm3.2-sufficient", "thm3.2-necessary", "analytic")),
-                  "focus": as_focus(focus)}
+                                  "calibration": as_choice("calibration", calibration, choices),
+                                  "focus": as_focus(focus)}
         if params["sigma"] is not None:
             noise = params["sigma"]
         elif calibration == "analytic":
@@ -288,7 +292,8 @@ def as_blocks(value: object) -> int | tuple[int, ...]:
 
 class MaskBlocks(_Masked):
     name = "mask-blk"
-    summary = "Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
+    summary = ("Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with "
+               "n_s = min n_b")
     param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
     blocks: int | tuple[int, ...]
 
@@ -297,11 +302,12 @@ class MaskBlocks(_Masked):
         self._set({"blocks": as_blocks(blocks), **_calibration(self.name, sigma, eps, delta)})
 
     def _blocks(self, n: int) -> list[slice]:
-        sizes = self.blocks if isinstance(self.blocks, tuple) else [len(a) for a in np.array_split(np.arange(n), self.blocks)]
+        sizes = (self.blocks if isinstance(self.blocks, tuple)
+                 else [len(a) for a in np.array_split(np.arange(n), self.blocks)])
         if sum(sizes) != n:
             raise ValueError(f"the block sizes {tuple(sizes)} must add up to the number of rows n = {n}")
         edges = np.concatenate([[0], np.cumsum(sizes)])
-        return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+        return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
     def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ndis import theory
+from ndis.core.validation import as_int
 
 from .als import SketchedLS
 from .base import Draw
 from .calibration import OLSNoise, OLSRelativeNoise
-from ndis.core.validation import as_int
 
 _R_DOC = {"r": "sketch size of the ALS whose limit is sampled (int > p + 1)"}
 
@@ -52,7 +52,8 @@ class NoisyOLS(OLSNoise, _NormalLimitLS):
 
 class RelativeOLS(OLSRelativeNoise, _NormalLimitLS):
     name = "m-ols-rel"
-    summary = "M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (Lu et al. 2023, NDIS, Fig. 13)"
+    summary = ("M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (Lu et al. 2023, NDIS, "
+               "Fig. 13)")
     param_docs = {**_R_DOC, **OLSRelativeNoise.noise_docs}
 
     def __init__(self, r: int, eps: float, delta: float, C: float | None = None, leverage: float | None = None,

@@ -16,9 +16,15 @@ from .gaussian import GaussianLS, GaussianMechanism
 from .isit18 import ISIT18AdditiveNoise, ISIT18Projection
 from .masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise
 from .ols import NoisyOLS, RelativeOLS
+from .rp import (
+    NoisyLinearCombination,
+    NoisyProjection,
+    RandomLinearCombination,
+    RandomProjection,
+    RelativeProjection,
+    SheffetProjection,
+)
 from .sketching import LTMGauss, LTMLaplace, LTMLocal, LTMLowRank, LTMRidge
-from .rp import (NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection, RelativeProjection,
-                 SheffetProjection)
 from .zoo import CLASSES as ZOO
 
 _CLASSES: tuple[type[Mechanism], ...] = (
@@ -61,7 +67,8 @@ def get(name: str, **params: Any) -> Mechanism:
     missing = [arg.name for arg in inspect.signature(cls).parameters.values()
                if arg.default is inspect.Parameter.empty and arg.name not in params]
     if missing:
-        raise ValueError(f"{name} needs the parameter(s) {', '.join(missing)}; its parameters are: {', '.join(cls.param_docs)}")
+        raise ValueError(f"{name} needs the parameter(s) {', '.join(missing)}; its parameters are: "
+                         f"{', '.join(cls.param_docs)}")
     return cls(**params)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.validation import as_data, as_int
 from ndis.theory.gaussian_pair import GaussianLaw
 
 from .base import Draw, Mechanism
@@ -23,7 +24,6 @@ from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor
 from .neighbors import row_pair
 from .sketch import gaussian_sketch
-from ndis.core.validation import as_data, as_int
 
 _R_DOC = {"r": "sketch size, the number of projected rows (int >= 1)"}
 

@@ -34,10 +34,20 @@ from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, m
 if TYPE_CHECKING:
     from scipy import sparse
 
+from ndis.core.validation import (
+    Seed,
+    as_bool,
+    as_choice,
+    as_data,
+    as_int,
+    as_positive,
+    as_probability,
+    one_setting,
+    optional,
+)
+
 from .base import Draw, Mechanism, noise_variance
 from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
-from ndis.core.validation import (Seed, as_bool, as_choice, as_data, as_int, as_positive, as_probability, one_setting,
-                                  optional)
 
 
 # -- public sketches ----------------------------------------------------------------------------
@@ -99,7 +109,8 @@ def dense_sketch(m: int, n: int, seed: Seed) -> Sketch:
 
 def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > eta * (1 + 1e-12):
-        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
+        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got "
+                         f"max |entry| {np.max(np.abs(D)):.4g}")
     return D
 
 
@@ -120,11 +131,14 @@ _COMMON_DOCS = {
 class LTMGauss(Mechanism):
     name = "ltm-gauss"
     neighbor = "replace"
-    summary = "Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
-    param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
+    summary = ("Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), "
+               "sigma by eq. 4")
+    param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)",
+                  "s": "nonzeros per column of S (default 1: CountSketch)",
                   "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
                   "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
-                  "sigma": "explicit client noise standard deviation, instead of eps (delta may still set the zero-output rule)",
+                  "sigma": "explicit client noise standard deviation, instead of eps (delta may still set the "
+                           "zero-output rule)",
                   "enforce_min_n": "release 0 when n <= 8 m ln(dm/delta) + s + t' (default true)"}
     m: int
     eps: float | None
@@ -232,7 +246,8 @@ class LTMGauss(Mechanism):
 class LTMLaplace(Mechanism):
     name = "ltm-laplace"
     neighbor = "replace"
-    summary = "Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
+    summary = ("Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised "
+               "rows (m x d)")
     param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
                   "b": "explicit Laplace scale, instead of eps"}
     m: int
@@ -318,8 +333,8 @@ class LTMLaplace(Mechanism):
 
 
 # -- analyses on the sketch ---------------------------------------------------------------------
-_SKETCH_PARAMS = ("m", "eps", "delta", "eta", "s", "sketch_seed", "t_prime", "sigma_rule", "p", "sigma", "enforce_min_n",
-                  "scale", "b")
+_SKETCH_PARAMS = ("m", "eps", "delta", "eta", "s", "sketch_seed", "t_prime", "sigma_rule", "p", "sigma",
+                  "enforce_min_n", "scale", "b")
 
 
 class _SketchAnalysis(Mechanism):
@@ -369,7 +384,8 @@ def _sign_fixed(V: np.ndarray) -> np.ndarray:
 
 class LTMLowRank(_SketchAnalysis):
     name = "ltm-lra"
-    summary = "Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
+    summary = ("Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or "
+               "'laplace')")
     param_docs = {"k": "target rank (int >= 1)", "noise": "'gauss' (ltm-gauss, default) or 'laplace' (ltm-laplace)",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
     k: int
@@ -417,7 +433,8 @@ def lra_error(D: ArrayLike, Xp: ArrayLike, k: int | None = None) -> float | np.n
 
 class LTMRidge(_SketchAnalysis):
     name = "ltm-ridge"
-    summary = "Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
+    summary = ("Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM "
+               "sketch of [A, b]")
     param_docs = {"lam": "ridge parameter lambda (> 0)", "noise": "'gauss' (default) or 'laplace'",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
     lam: float
@@ -483,7 +500,8 @@ class LTMLocal(NoisyRelease):
         if rule == "interpolate" and m is None and sigma is None:
             raise ValueError("sigma_rule='interpolate' needs the sketch size m")
         self._set({"eps": target["eps"], "delta": target["delta"],
-                   "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m), "s": as_int("s", s),
+                   "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m),
+                   "s": as_int("s", s),
                    "p": float(as_positive("p", p, allow_zero=True)), "sigma": target["sigma"],
                    "focus": as_focus(focus)})
 
@@ -495,7 +513,8 @@ class LTMLocal(NoisyRelease):
         if self.sigma_rule == "textbook":
             return float(np.sqrt(local_variance(self.eps, self.delta, self.eta, d)))
         assert self.m is not None  # 'interpolate' without sigma needs m (checked in __init__)
-        return float(np.sqrt(eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d) * float(n) ** (1 - self.p)))
+        variance = eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d)
+        return float(np.sqrt(variance * float(n) ** (1 - self.p)))
 
     def _check_data(self, D: ArrayLike) -> np.ndarray:
         return _check_eta(as_data(D), self.eta)

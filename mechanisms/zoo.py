@@ -29,10 +29,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.validation import as_data, as_finite_array, as_int, as_positive, as_probability
 from ndis.theory import zoo as exact
 
 from .base import Draw, Mechanism
-from ndis.core.validation import as_data, as_finite_array, as_int, as_positive, as_probability
 
 #: StatDP's neighbouring inputs (Ding et al. 2018, Section 6.1; statdp/generators.py): D is all
 #: ones except for "x shape"; each entry of D' - D is 0 or +-1 (times the sensitivity).
@@ -190,8 +190,8 @@ class ZooHistogram(ZooLaplace):
 class ZooHistogramEps(ZooLaplace):
     name = "zoo-histogram-eps"
     correct = False
-    summary = ("zoo: noisy histogram with Lap(eps0) for Lap(1/eps0), claim eps0-DP, buggy for eps0 < 1: true eps 1/eps0 "
-               "(DP-Sniper's NoisyHist2; StatDP's histogram_eps)")
+    summary = ("zoo: noisy histogram with Lap(eps0) for Lap(1/eps0), claim eps0-DP, buggy for eps0 < 1: true eps "
+               "1/eps0 (DP-Sniper's NoisyHist2; StatDP's histogram_eps)")
 
     def scale(self) -> float:
         return self.sensitivity * self.eps0
@@ -343,7 +343,8 @@ class ZooSVT(ZooMechanism):
     name = "zoo-svt"
     summary = ("zoo: SVT, rho ~ Lap(2s/eps0), nu_i ~ Lap(4cs/eps0), stop after c answers 'above', claim eps0-DP, "
                "correct (Lyu, Su & Li 2017, Algorithm 1 with eps1 = eps2 = eps0/2; StatDP's SVT)")
-    param_docs = {**ZooMechanism.param_docs, "c": "the cutoff: answers 'above' before stopping (integer >= 1, default 1)",
+    param_docs = {**ZooMechanism.param_docs,
+                  "c": "the cutoff: answers 'above' before stopping (integer >= 1, default 1)",
                   "T": "the threshold (default 1)"}
     has_cutoff = True
     c: int

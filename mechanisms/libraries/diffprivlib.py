@@ -39,6 +39,7 @@ from diffprivlib.models import GaussianNB  # noqa: E402
 
 from . import LibraryCase  # noqa: E402
 
+
 def _random_state(rng: np.random.Generator) -> np.random.RandomState:
     return np.random.RandomState(np.random.default_rng(rng).integers(2**32, dtype=np.uint64))
 
@@ -123,17 +124,19 @@ def cases() -> list[LibraryCase]:
     floating-point grid (features="float-grid"); one planted misuse (Laplace told sensitivity 1 on a
     query that moves by 2)."""
     pair = (np.array([0.0]), np.array([1.0]))
-    uses: list[tuple[str, Any, dict[str, Any], int]] = [("laplace", dpm.Laplace, dict(epsilon=1.0, sensitivity=1.0), 200_000),
-            ("gaussian", dpm.Gaussian, dict(epsilon=0.5, delta=1e-5, sensitivity=1.0), 200_000),
-            ("gaussian analytic", dpm.GaussianAnalytic, dict(epsilon=1.0, delta=1e-5, sensitivity=1.0), 200_000),
-            ("geometric", dpm.Geometric, dict(epsilon=1.0, sensitivity=1), 200_000)]
+    uses: list[tuple[str, Any, dict[str, Any], int]] = [
+        ("laplace", dpm.Laplace, dict(epsilon=1.0, sensitivity=1.0), 200_000),
+        ("gaussian", dpm.Gaussian, dict(epsilon=0.5, delta=1e-5, sensitivity=1.0), 200_000),
+        ("gaussian analytic", dpm.GaussianAnalytic, dict(epsilon=1.0, delta=1e-5, sensitivity=1.0), 200_000),
+        ("geometric", dpm.Geometric, dict(epsilon=1.0, sensitivity=1), 200_000)]
     out: list[LibraryCase] = []
     for name, cls, params, n in uses:
         D, D_prime = (pair[0].astype(int), pair[1].astype(int)) if cls is dpm.Geometric else pair
         out.append(LibraryCase("diffprivlib", name, MechanismAdapter(cls, name=f"diffprivlib {name}", **params), D,
                                D_prime, (params["epsilon"], params.get("delta", 0.0)), n_samples=n,
                                note="query answers differing by the sensitivity passed", params=params))
-    for name, cls, params in (("laplace", dpm.Laplace, uses[0][2]), ("gaussian analytic", dpm.GaussianAnalytic, uses[2][2])):
+    for name, cls, params in (("laplace", dpm.Laplace, uses[0][2]),
+                              ("gaussian analytic", dpm.GaussianAnalytic, uses[2][2])):
         out.append(LibraryCase("diffprivlib", f"{name}, floating-point grid",
                                MechanismAdapter(cls, name=f"diffprivlib {name}", **params), np.array([1.0]),
                                np.array([2.0]), (params["epsilon"], params.get("delta", 0.0)), n_samples=100_000,
@@ -153,8 +156,8 @@ def cases() -> list[LibraryCase]:
     D_prime[0, 0] = 1.0
     out.append(LibraryCase(
         "diffprivlib", "GaussianNB", naive_bayes(), D, D_prime, (1.0, 0.0), n_samples=10_000,
-        note="10 rows, one feature in [0, 1], 2 classes; D' replaces row 0's feature 0.1 by 1, same label (the model uses "
-             "the true n and its own class split, so n and labels are treated as public); output: theta_, var_, "
+        note="10 rows, one feature in [0, 1], 2 classes; D' replaces row 0's feature 0.1 by 1, same label (the model "
+             "uses the true n and its own class split, so n and labels are treated as public); output: theta_, var_, "
              "class_count_; 10,000 fits per side", params={"epsilon": 1.0}))
     planted: dict[str, Any] = dict(epsilon=1.0, sensitivity=1.0)
     out.append(LibraryCase("diffprivlib", "laplace, wrong sensitivity",

@@ -95,7 +95,8 @@ def claim(measurement: dp.Measurement, d_in: Any, delta: float = DELTA) -> tuple
 
 def _source(measurement: dp.Measurement) -> str:
     if str(measurement.output_measure).startswith("ZeroConcentrated"):
-        return f"rho = map(1) = {measurement.map(1.0):g}, converted by OpenDP's make_zCDP_to_approxDP at delta = {DELTA:g}"
+        return (f"rho = map(1) = {measurement.map(1.0):g}, converted by OpenDP's make_zCDP_to_approxDP at "
+                f"delta = {DELTA:g}")
     return "eps = map(1)"
 
 
@@ -120,9 +121,10 @@ def cases() -> list[LibraryCase]:
     through their floating-point grid (features="float-grid"), a composed measurement, and one planted
     misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2)."""
     out: list[LibraryCase] = []
-    for name, T, metric, noise, scale, n in (("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
-                                             ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),
-                                             ("discrete laplace", int, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000)):
+    for name, T, metric, noise, scale, n in (
+            ("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
+            ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),
+            ("discrete laplace", int, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000)):
         m = _vector(T, metric, noise, scale)
         out.append(LibraryCase("opendp", name, MeasurementMechanism(m, True, f"opendp {name}", params={"scale": scale}),
                                np.array([T(0)]), np.array([T(1)]), claim(m, T(1)), n_samples=n,

@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from pydp.algorithms import laplacian
-from pydp.algorithms import numerical_mechanisms as numerical
+from pydp.algorithms import laplacian, numerical_mechanisms as numerical
 
 from . import LibraryCase
 

@@ -95,7 +95,7 @@ def minimum_samples(train_fraction: float = 0.5, max_train: int = 10**6, validat
     return hi
 
 
-def chunk_size_for(sample_shape: tuple, n: int, budget_bytes: int = CHUNK_BYTES) -> int:
+def chunk_size_for(sample_shape: tuple[int, ...], n: int, budget_bytes: int = CHUNK_BYTES) -> int:
     """Samples per chunk of a phase of n samples: min(ceil(n / 20), about `budget_bytes` of raw output,
     2^18), at least 1. It depends on (n, output shape) only, so results do not depend on the workers."""
     per_sample = 8 * (math.prod(int(s) for s in sample_shape) or 1)

@@ -82,7 +82,7 @@ def canary_score(model: TrainedModel, coordinate: int) -> float:
     return float(model.initial[coordinate] - model.final[coordinate])
 
 
-class _CanaryDPOptimizer(DPOptimizer):
+class _CanaryDPOptimizer(DPOptimizer):  # type: ignore[misc]  # opacus ships no types: DPOptimizer is Any
     """Opacus's DPOptimizer with the included Dirac canaries added, clipped, to each step's sum of clipped
     per-example gradients (before Opacus adds the noise)."""
 

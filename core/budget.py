@@ -32,6 +32,7 @@ import math
 import numbers
 import os
 import sys
+from typing import Any
 
 #: Fewest samples per side for each of fitting, validation and held-out estimation.
 MIN_PART = 50
@@ -52,10 +53,11 @@ SAMPLES_PER_SECOND = 1e6
 DEFAULT_SPLIT = (0.5, 10**6, 0.25)
 
 
-def split(n_samples, train_fraction=0.5, max_train=10**6, validation_fraction=0.25) -> tuple[int, int, int]:
+def split(n_samples: int, train_fraction: float = 0.5, max_train: int = 10**6,
+          validation_fraction: float = 0.25) -> tuple[int, int, int]:
     """(fit, validation, held-out) samples per side: min(train_fraction n, max_train) train the score,
     `validation_fraction` of them validate it, the rest of the n are held out; each at least MIN_PART."""
-    if not isinstance(n_samples, numbers.Integral) or n_samples < 4 * MIN_PART:
+    if not isinstance(n_samples, (int, numbers.Integral)) or n_samples < 4 * MIN_PART:  # int: for type checkers
         raise ValueError(f"n_samples (per side) must be an integer >= {4 * MIN_PART}, got {n_samples!r}")
     if not 0 < train_fraction < 1 or not 0 < validation_fraction < 1:
         raise ValueError("train_fraction and validation_fraction must lie in (0, 1)")
@@ -71,10 +73,10 @@ def split(n_samples, train_fraction=0.5, max_train=10**6, validation_fraction=0.
     return n_fit, n_valid, n_held
 
 
-def minimum_samples(train_fraction=0.5, max_train=10**6, validation_fraction=0.25) -> int:
+def minimum_samples(train_fraction: float = 0.5, max_train: int = 10**6, validation_fraction: float = 0.25) -> int:
     """The smallest n_samples `split` accepts (every part grows with n, so a bisection finds it)."""
 
-    def fits(n):
+    def fits(n: int) -> bool:
         try:
             split(n, train_fraction, max_train, validation_fraction)
             return True
@@ -93,7 +95,7 @@ def minimum_samples(train_fraction=0.5, max_train=10**6, validation_fraction=0.2
     return hi
 
 
-def chunk_size_for(sample_shape: tuple, n: int, budget_bytes: int = CHUNK_BYTES) -> int:
+def chunk_size_for(sample_shape: tuple[int, ...], n: int, budget_bytes: int = CHUNK_BYTES) -> int:
     """Samples per chunk of a phase of n samples: min(ceil(n / 20), about `budget_bytes` of raw output,
     2^18), at least 1. It depends on (n, output shape) only, so results do not depend on the workers."""
     per_sample = 8 * (math.prod(int(s) for s in sample_shape) or 1)
@@ -132,8 +134,8 @@ def available_memory() -> int | None:
     return found
 
 
-def estimate(n_eps: int, n_samples: int, sizes=None, output_size: int = 1, feature_width: int | None = None,
-             n_jobs: int = 1, streaming: bool = True) -> dict:
+def estimate(n_eps: int, n_samples: int, sizes: tuple[int, int, int] | None = None, output_size: int = 1,
+             feature_width: int | None = None, n_jobs: int | None = 1, streaming: bool = True) -> dict[str, Any]:
     """{"bytes": {part: bytes}, "total_bytes", "seconds_at_least"} of an audit (module docstring).
     `sizes` = (fit, validation, held-out) per side (default: all n_samples held out, none trained);
     `output_size` the values per sample; `feature_width` the columns of the training features
@@ -176,12 +178,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def check(n_eps: int, n_samples: int, max_seconds: float | None = None, **options) -> dict:
+def check(n_eps: int, n_samples: int, max_seconds: float | None = None, **options: Any) -> dict[str, Any]:
     """`estimate` with the memory available, or ValueError when it does not fit (`within`)."""
     return within(estimate(n_eps, n_samples, **options), n_eps, n_samples, max_seconds)
 
 
-def within(found: dict, n_eps: int, n_samples: int, max_seconds: float | None = None) -> dict:
+def within(found: dict[str, Any], n_eps: int, n_samples: int, max_seconds: float | None = None) -> dict[str, Any]:
     """`found`, an `estimate` (or that of phases run one after another: the largest one's memory, the sum
     of their times), with "available_bytes", or ValueError (one line, with the estimate) when its memory
     exceeds `available_memory()` or, given `max_seconds`, when its time (`seconds_at_least`, a lower

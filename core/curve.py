@@ -8,9 +8,12 @@ so that no caller ever reports one direction as "the" delta.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 DIRECTIONS = ("forward", "reverse", "max")
 
@@ -26,7 +29,8 @@ def check_direction(which: str) -> str:
 TABLE_ROWS = 60
 
 
-def table_rows(eps, keep=(), every: int | None = None, where: str = "the CSV") -> tuple[np.ndarray, str | None]:
+def table_rows(eps: ArrayLike, keep: Iterable[float] = (), every: int | None = None,
+               where: str = "the CSV") -> tuple[np.ndarray, str | None]:
     """(indices, note) of the grid rows a printed table shows: every row of a grid of at most
     `TABLE_ROWS` (note None); else (or every `every`-th row when given) evenly spaced rows, the last
     one and the rows of the eps values in `keep` (e.g. the claimed eps), with a note saying which rows
@@ -57,14 +61,14 @@ class Curve:
     forward: np.ndarray
     reverse: np.ndarray
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         """Subclasses (theory.Spectrum, ...) keep the short repr: set in the class body, it stops
         @dataclass from generating a field dump."""
         super().__init_subclass__(**kwargs)
         if "__repr__" not in cls.__dict__:
-            cls.__repr__ = Curve.__repr__
+            cls.__repr__ = Curve.__repr__  # type: ignore[method-assign]  # on purpose: the short repr
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("eps", "forward", "reverse"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=float))
         if not self.eps.shape == self.forward.shape == self.reverse.shape:
@@ -82,7 +86,7 @@ class Curve:
 
     def _larger(self) -> str:
         """The direction with the larger delta at more grid points ("forward", "reverse" or "equal")."""
-        balance = np.sum(self.forward > self.reverse) - np.sum(self.reverse > self.forward)
+        balance = np.count_nonzero(self.forward > self.reverse) - np.count_nonzero(self.reverse > self.forward)
         return "forward" if balance > 0 else "reverse" if balance < 0 else "equal"
 
     def __repr__(self) -> str:

@@ -11,10 +11,11 @@ class MechanismError(RuntimeError):
     TypeError instead and are reported in one line.
     """
 
-    def __init__(self, where: str, cause: BaseException):
+    def __init__(self, where: str, cause: BaseException) -> None:
         super().__init__(f"{where}: {type(cause).__name__}: {cause}")
         self.where = where
         self.__cause__ = cause
 
-    def __reduce__(self):  # picklable, so that parallel workers can send it back
+    # picklable, so that parallel workers can send it back
+    def __reduce__(self) -> tuple[type[MechanismError], tuple[str, BaseException | None]]:
         return type(self), (self.where, self.__cause__)

@@ -23,6 +23,13 @@ import pathlib
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import IO, Literal, TypeVar
+
+#: A file path as the functions here take it.
+StrPath = str | os.PathLike[str]
+Path = TypeVar("Path", bound=StrPath)
 
 #: The file a failed run leaves in a folder it did not create.
 FAILED = "failed.txt"
@@ -48,7 +55,7 @@ def _temporary(path: pathlib.Path, data: bytes | str) -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def _signals_held():
+def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM delivered only after the block (in the main thread of a POSIX process)."""
     held = {signal.SIGINT, signal.SIGTERM}
     if not hasattr(signal, "pthread_sigmask"):
@@ -61,7 +68,7 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def write_files(files: dict, folder=None) -> list[pathlib.Path]:
+def write_files(files: Mapping[Path, bytes | str], folder: StrPath | None = None) -> list[pathlib.Path]:
     """Write {path: text or bytes} all or none: each to a temporary file beside its target, then every
     temporary renamed over its target with SIGINT / SIGTERM held back. Relative paths are taken in
     `folder` when given. On any failure (or Ctrl-C before the renames) the temporaries are removed
@@ -83,7 +90,7 @@ def write_files(files: dict, folder=None) -> list[pathlib.Path]:
     return list(targets)
 
 
-def write_atomic(path, data: bytes | str) -> pathlib.Path:
+def write_atomic(path: StrPath, data: bytes | str) -> pathlib.Path:
     """Write one file whole or not at all (`write_files`)."""
     return write_files({path: data})[0]
 
@@ -91,7 +98,7 @@ def write_atomic(path, data: bytes | str) -> pathlib.Path:
 class FolderUnusable(OSError):
     """The output folder cannot be created or written (`reason`), or another run holds its lock (`in_use`)."""
 
-    def __init__(self, path, reason: str, in_use: bool = False):
+    def __init__(self, path: StrPath, reason: str, in_use: bool = False) -> None:
         where = f"{str(path)!r} is in use" if in_use else f"cannot write to {str(path)!r}"
         super().__init__(f"{where}: {reason}")
         self.reason, self.in_use = reason, in_use
@@ -107,12 +114,12 @@ class OutputFolder:
     released on exit and its `.lock` file removed.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: StrPath) -> None:
         self.path = pathlib.Path(path)
-        self.created = None  # the outermost folder this run created, if any
-        self._lock = None
+        self.created: pathlib.Path | None = None  # the outermost folder this run created, if any
+        self._lock: IO[str] | None = None
 
-    def __enter__(self) -> "OutputFolder":
+    def __enter__(self) -> OutputFolder:
         missing = [folder for folder in (self.path, *self.path.parents) if not folder.exists()]
         try:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -126,17 +133,16 @@ class OutputFolder:
             raise FolderUnusable(self.path, error.strerror or str(error)) from None
         return self
 
-    def _acquire(self):
+    def _acquire(self) -> None:
         """Open and lock `.lock`; again while the file locked is no longer the one at the path (another
         run removed it between our open and our lock, releasing the folder)."""
         try:
             import fcntl
         except ImportError:  # not POSIX: no lock
-            fcntl = None
+            self._lock = open(self.path / LOCK, "a")
+            return
         while True:
             self._lock = open(self.path / LOCK, "a")
-            if fcntl is None:
-                return
             try:
                 fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -153,10 +159,12 @@ class OutputFolder:
             at_path = os.stat(self.path / LOCK)
         except FileNotFoundError:
             return False
+        if self._lock is None:
+            return False
         mine = os.fstat(self._lock.fileno())
         return (mine.st_dev, mine.st_ino) == (at_path.st_dev, at_path.st_ino)
 
-    def _release(self, remove: bool = False):
+    def _release(self, remove: bool = False) -> None:
         """Close the lock file, which releases the flock; with `remove`, first unlink `.lock` if it is still
         the file this run locked (a failed run may have removed the whole folder already)."""
         if self._lock is None:
@@ -167,11 +175,11 @@ class OutputFolder:
         self._lock.close()
         self._lock = None
 
-    def _remove_created(self):
+    def _remove_created(self) -> None:
         if self.created is not None:
             shutil.rmtree(self.created, ignore_errors=True)
 
-    def write(self, files: dict, stale: tuple = ()) -> list[pathlib.Path]:
+    def write(self, files: Mapping[Path, bytes | str], stale: tuple[str, ...] = ()) -> list[pathlib.Path]:
         """`write_files` of {name: data} in the folder; then the `stale` files of an earlier run
         (e.g. a partial report) are removed."""
         written = write_files(files, self.path)
@@ -180,7 +188,8 @@ class OutputFolder:
                 (self.path / name).unlink()
         return written
 
-    def __exit__(self, kind, error, traceback):
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> Literal[False]:
         try:
             if kind is not None:
                 self._after_failure(kind, error)
@@ -188,7 +197,7 @@ class OutputFolder:
             self._release(remove=True)
         return False
 
-    def _after_failure(self, kind, error):
+    def _after_failure(self, kind: type[BaseException], error: BaseException | None) -> None:
         """A folder this run created goes, unless an interruption left a partial report in it; a folder
         that existed before keeps its files and gets `failed.txt` (not for an interruption)."""
         interrupted = issubclass(kind, KeyboardInterrupt)
@@ -197,7 +206,7 @@ class OutputFolder:
             if not (interrupted and left):
                 self._remove_created()
         elif not interrupted:
-            message = error.args[0] if error.args else type(error).__name__
+            message = error.args[0] if error is not None and error.args else type(error).__name__
             with contextlib.suppress(OSError):
                 write_atomic(self.path / FAILED, f"the last run into this folder failed: {message}\n"
                                                  "Any other files here are from an earlier run.\n")

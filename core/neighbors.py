@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .validation import as_data, as_int, register
 
@@ -76,14 +77,14 @@ class Neighbor:
         return self.relation if self.row is None else f"{self.relation}:{self.row}"
 
 
-def _row(D: np.ndarray, i) -> int:
+def _row(D: np.ndarray, i: int) -> int:
     i = as_int("i", i, minimum=0)
     if i >= D.shape[0]:
         raise ValueError(f"row index i={i} is out of range for a dataset with {D.shape[0]} rows")
     return i
 
 
-def make(D, relation: str, row, replacement=None) -> np.ndarray:
+def make(D: ArrayLike, relation: str, row: int, replacement: Any = None) -> np.ndarray:
     """The neighbour D' of D under `relation` at `row`.
 
     `replacement` is the new row (a vector of length d) for ``replace`` and the pair
@@ -99,16 +100,16 @@ def make(D, relation: str, row, replacement=None) -> np.ndarray:
         if D.shape[0] < 2:
             raise ValueError("cannot remove a row from a dataset with a single row")
         return register(np.delete(D, i, axis=0))
-    D = D.copy()
+    D_prime = D.copy()
     if relation == "zero":
-        D[i] = 0.0
+        D_prime[i] = 0.0
     elif relation == "replace":
         if replacement is None:
             raise ValueError("the 'replace' relation needs a replacement row")
         new = np.asarray(replacement, dtype=float).reshape(-1)
         if new.shape != (D.shape[1],) or not np.all(np.isfinite(new)):
             raise ValueError(f"the replacement row must be a finite vector of length {D.shape[1]}")
-        D[i] = new
+        D_prime[i] = new
     else:
         if replacement is None:
             raise ValueError("the 'entry' relation needs replacement=(column, value)")
@@ -118,11 +119,11 @@ def make(D, relation: str, row, replacement=None) -> np.ndarray:
             raise ValueError(f"column index {j} is out of range for a dataset with {D.shape[1]} columns")
         if not np.isfinite(value):
             raise ValueError(f"the new entry must be finite, got {value!r}")
-        D[i, j] = value
-    return register(D)
+        D_prime[i, j] = value
+    return register(D_prime)
 
 
-def check(D, D_prime, relation: str) -> int:
+def check(D: ArrayLike, D_prime: ArrayLike, relation: str) -> int:
     """Row index i such that (D, D') are neighbours under `relation`; ValueError otherwise."""
     check_relation(relation)
     D, D_prime = as_data(D), as_data(D_prime, "D_prime")

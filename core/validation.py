@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import numbers
 import weakref
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+T = TypeVar("T")
+#: What `np.random.default_rng` takes as a seed: an int, a SeedSequence, a Generator (used as it is) or None.
+Seed = int | np.integer | np.random.SeedSequence | np.random.Generator | None
+#: What `as_rng` takes: a Generator, or an int seed or SeedSequence that it turns into one.
+RngLike = np.random.Generator | int | np.integer | np.random.SeedSequence
+#: A number or a flat sequence of numbers (Rényi orders, a grid of eps), as `as_finite_array` takes it.
+Floats = float | Sequence[float] | np.ndarray
 
 
-def _float_array(value, name: str, failed) -> np.ndarray:
+def _float_array(value: ArrayLike, name: str, failed: Callable[[Exception], Exception]) -> np.ndarray:
     """`value` as a float64 array; `failed(error)` is raised when numpy cannot convert it, and a
     TypeError naming `name` for complex numbers, whose imaginary part numpy's cast would drop with
     only a warning."""
@@ -31,11 +42,11 @@ def _float_array(value, name: str, failed) -> np.ndarray:
     return array
 
 
-def as_finite_array(value, name: str) -> np.ndarray:
+def as_finite_array(value: ArrayLike, name: str) -> np.ndarray:
     """float64 array of `value`; ValueError naming `name` if it holds NaN or inf (TypeError for complex
     numbers). An array already validated (by `as_data` or `register`) is returned as it is, without a
     second scan."""
-    if _validated(value) is not None:
+    if isinstance(value, np.ndarray) and _validated(value) is not None:
         return value
     array = _float_array(value, name, lambda error: ValueError(f"{name} must be numeric: {error}"))
     if not np.all(np.isfinite(array)):
@@ -43,14 +54,14 @@ def as_finite_array(value, name: str) -> np.ndarray:
     return array
 
 
-def scalar_or_array(result, like):
+def scalar_or_array(result: ArrayLike, like: ArrayLike) -> float | np.ndarray:
     """A Python float when `like` is a scalar, else an ndarray (scipy.stats convention)."""
     if np.ndim(like) == 0:
         return float(np.asarray(result).reshape(-1)[0])
     return np.asarray(result, dtype=float)
 
 
-def check_probability(delta, name: str = "delta") -> np.ndarray:
+def check_probability(delta: ArrayLike, name: str = "delta") -> np.ndarray:
     """delta as an array, each value strictly inside (0, 1)."""
     delta = as_finite_array(delta, name)
     if np.any((delta <= 0) | (delta >= 1)):
@@ -58,7 +69,7 @@ def check_probability(delta, name: str = "delta") -> np.ndarray:
     return delta
 
 
-def _number(name: str, value) -> float:
+def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or value is None:
         raise TypeError(f"{name} must be a number, got {value!r}")
     if isinstance(value, str):
@@ -71,7 +82,7 @@ def _number(name: str, value) -> float:
     return float(value)
 
 
-def as_int(name: str, value, minimum: int = 1) -> int:
+def as_int(name: str, value: object, minimum: int = 1) -> int:
     """An integer >= minimum."""
     number = _number(name, value)
     if not np.isfinite(number) or number != int(number):
@@ -81,7 +92,7 @@ def as_int(name: str, value, minimum: int = 1) -> int:
     return int(number)
 
 
-def as_positive(name: str, value, allow_zero: bool = False) -> float:
+def as_positive(name: str, value: object, allow_zero: bool = False) -> float:
     """A finite float > 0 (or >= 0 with allow_zero)."""
     number = _number(name, value)
     if not np.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
@@ -90,7 +101,7 @@ def as_positive(name: str, value, allow_zero: bool = False) -> float:
     return number
 
 
-def as_probability(name: str, value, allow_zero: bool = False) -> float:
+def as_probability(name: str, value: object, allow_zero: bool = False) -> float:
     """A float strictly between 0 and 1 (a target delta), or in [0, 1) with allow_zero (pure DP's delta)."""
     number = _number(name, value)
     if allow_zero and not 0.0 <= number < 1.0:
@@ -100,7 +111,7 @@ def as_probability(name: str, value, allow_zero: bool = False) -> float:
     return number
 
 
-def as_leverage(name: str, value) -> float:
+def as_leverage(name: str, value: object) -> float:
     """A leverage or residual share: a float in [0, 1)."""
     number = _number(name, value)
     if not 0.0 <= number < 1.0:
@@ -108,7 +119,7 @@ def as_leverage(name: str, value) -> float:
     return number
 
 
-def as_bool(name: str, value) -> bool:
+def as_bool(name: str, value: object) -> bool:
     """A boolean (also "true"/"false"/"1"/"0" strings)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -117,20 +128,20 @@ def as_bool(name: str, value) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-def as_choice(name: str, value, choices) -> str:
+def as_choice(name: str, value: str, choices: Collection[str]) -> str:
     """One of a fixed set of strings."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
-def optional(check, name: str, value, *args):
+def optional(check: Callable[..., T], name: str, value: object, *args: Any) -> T | None:
     """`check(name, value, *args)` unless value is None."""
     return None if value is None else check(name, value, *args)
 
 
-def one_setting(name: str, given: dict, *ways: tuple[str, ...], optional_with: dict | None = None,
-                shared: tuple[str, ...] = ()) -> None:
+def one_setting(name: str, given: Mapping[str, object], *ways: tuple[str, ...],
+                optional_with: dict[str, int] | None = None, shared: tuple[str, ...] = ()) -> None:
     """Check that the parameters `given` ({name: value or None}) set a scheme's noise in exactly one of
     `ways`, each a tuple of the parameters it needs (e.g. ("sigma",) and ("eps", "delta")).
 
@@ -154,17 +165,17 @@ def one_setting(name: str, given: dict, *ways: tuple[str, ...], optional_with: d
         raise ValueError(f"{name} needs {alternatives}")
 
 
-def _joined(names) -> str:
+def _joined(names: Sequence[str]) -> str:
     """("eps", "delta", "C") -> "eps, delta and C"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # Arrays already checked by `as_data`: id -> (weak reference, memo table). Each entry is removed when
 # its array is garbage-collected, so an id is never mistaken for a later object's.
-_VALIDATED: dict[int, tuple[weakref.ref, dict]] = {}
+_VALIDATED: dict[int, tuple[weakref.ref[np.ndarray], dict[Hashable, Any]]] = {}
 
 
-def _validated(array):
+def _validated(array: object) -> dict[Hashable, Any] | None:
     """The memo table of `array` if it is a validated read-only array, else None."""
     entry = _VALIDATED.get(id(array))
     return entry[1] if entry is not None and entry[0]() is array else None
@@ -182,15 +193,15 @@ def register(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
+def as_data(D: ArrayLike, name: str = "D", min_cols: int = 1) -> np.ndarray:
     """A dataset: a finite 2-D float64 array with at least one row and `min_cols` columns.
 
     Returns a read-only view of D that is remembered as validated: `as_data` on it again skips the
     O(nd) finiteness scan, and `memo` can attach derived quantities to it. The view shares memory
     with D, so D must not be modified while the view is in use."""
-    known = _validated(D) is not None
-    array = D if known else _float_array(D, name, lambda error: TypeError(f"{name} must be a numeric 2-D array "
-                                                                          "(rows = records)"))
+    known = isinstance(D, np.ndarray) and _validated(D) is not None
+    array = D if isinstance(D, np.ndarray) and known else _float_array(
+        D, name, lambda error: TypeError(f"{name} must be a numeric 2-D array (rows = records)"))
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (rows = records, columns = attributes), got shape {array.shape}")
     if array.shape[0] < 1 or array.shape[1] < min_cols:
@@ -202,7 +213,7 @@ def as_data(D, name: str = "D", min_cols: int = 1) -> np.ndarray:
     return register(array.view())
 
 
-def memo(D: np.ndarray, key, compute):
+def memo(D: np.ndarray, key: Hashable, compute: Callable[[np.ndarray], T]) -> T:
     """compute(D), computed once per validated dataset D (an `as_data` result) and kept with it;
     for any other array compute(D) is simply returned."""
     table = _validated(D)
@@ -213,11 +224,11 @@ def memo(D: np.ndarray, key, compute):
     return table[key]
 
 
-def as_rng(rng) -> np.random.Generator:
+def as_rng(rng: RngLike) -> np.random.Generator:
     """A numpy Generator (an int seed or a SeedSequence is turned into one)."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+    if isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool):  # numpy's seeds
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be a numpy.random.Generator (or an int seed), got {type(rng).__name__}")
 
@@ -227,7 +238,7 @@ def max_row_norm(D: np.ndarray) -> float:
     return float(np.sqrt(np.max(np.einsum("ij,ij->i", D, D))))
 
 
-def row_norm_bound(D: np.ndarray, C) -> float:
+def row_norm_bound(D: np.ndarray, C: float | None) -> float:
     """The row-norm bound C of a mechanism on D: C itself, checked to cover every row of D, or, when
     C is None, the data-dependent default max_i ||D_(i)||. That default is what the experiments of
     Lu et al. (2023, NDIS) use; it is not a bound over all datasets, which standard DP needs."""
@@ -257,7 +268,7 @@ def check_full_rank(R: np.ndarray, what: str, n_rows: int) -> None:
         )
 
 
-def as_eps(eps) -> np.ndarray:
+def as_eps(eps: ArrayLike) -> np.ndarray:
     """eps values as a float array of the same shape (scalar in, 0-d array out).
 
     One rule everywhere in ndis: eps must be finite; negative values are allowed, since the
@@ -266,7 +277,7 @@ def as_eps(eps) -> np.ndarray:
     return as_finite_array(eps, "eps")
 
 
-def as_eps_grid(eps) -> np.ndarray:
+def as_eps_grid(eps: ArrayLike) -> np.ndarray:
     """A non-empty 1-D grid of eps values (a scalar becomes a one-point grid), under `as_eps`'s rule."""
     grid = as_eps(eps)
     if grid.ndim > 1 or grid.size == 0:

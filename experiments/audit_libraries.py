@@ -11,13 +11,15 @@ there is a real property of the implementation (Mironov 2012), reported as such.
 
 from __future__ import annotations
 
+import pathlib
 import time
 
 import numpy as np
 import pandas as pd
 
-from ndis.auditor import Scoring, audit
+from ndis.auditor import AuditReport, Scoring, audit
 from ndis.mechanisms import libraries
+from ndis.mechanisms.libraries import LibraryCase
 
 from .plotting import plt, save
 from .reproduce import Reproduction
@@ -34,11 +36,11 @@ def grid(claimed_eps: float) -> np.ndarray:
 KINDS = ("use", "misuse (planted)", "floating-point probe")
 
 
-def _kind(case) -> str:
+def _kind(case: LibraryCase) -> str:
     return KINDS[1] if case.planted else KINDS[2] if case.features == "float-grid" else KINDS[0]
 
 
-def audit_case(case, n_samples: int, seed: int):
+def audit_case(case: LibraryCase, n_samples: int, seed: int) -> tuple[AuditReport, float]:
     """(report, seconds) of one case's audit at its claim."""
     started = time.perf_counter()
     report = audit(case.mechanism, case.D, case.D_prime, eps=grid(case.claimed[0]), n_samples=n_samples, seed=seed,
@@ -46,15 +48,17 @@ def audit_case(case, n_samples: int, seed: int):
     return report, time.perf_counter() - started
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     found, missing = libraries.cases()
     rows = []
     for j, case in enumerate(found):
         n = max(QUICK_MIN, case.n_samples // QUICK_FRACTION) if quick else case.n_samples
         report, seconds = audit_case(case, n, seed + j)
         eps0, delta0 = case.claimed
-        rows.append({"library": case.library, "mechanism": case.name, "use": _kind(case), "claimed_eps": eps0, "claimed_delta": delta0,
-                     "verdict": report.verdict.label, "eps_lo_at_claimed_delta": report.eps_lo(delta0),
+        assert report.verdict is not None  # the audit checks the case's claim
+        rows.append({"library": case.library, "mechanism": case.name, "use": _kind(case), "claimed_eps": eps0,
+                     "claimed_delta": delta0, "verdict": report.verdict.label,
+                     "eps_lo_at_claimed_delta": report.eps_lo(delta0),
                      "samples_per_side": n, "seconds": seconds, "scorer": report.scorer})
     table = pd.DataFrame(rows)
     notes = [f"{case.library} / {case.name}: {case.note}" for case in found if case.note]
@@ -62,7 +66,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     if len(table):
         uses, misuses, probes = (table[table.use == kind] for kind in KINDS)
         caught = (misuses.verdict == "violation") & (misuses.eps_lo_at_claimed_delta > misuses.claimed_eps)
-        notes.append(f"Correct uses flagged: {int((uses.verdict == 'violation').sum())} of {len(uses)}; planted misuses "
+        notes.append(f"Correct uses flagged: {int((uses.verdict == 'violation').sum())} of {len(uses)}; planted "
+                     f"misuses "
                      f"flagged with eps_lo above the claimed eps: {int(caught.sum())} of {len(misuses)}.")
         if len(probes):
             leaking = [f"{r.library} {r.mechanism}" for r in probes.itertuples() if r.verdict == "violation"]
@@ -74,13 +79,13 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                         notes=notes)
 
 
-def _figure(table: pd.DataFrame, out):
+def _figure(table: pd.DataFrame, out: pathlib.Path) -> pathlib.Path:
     """eps_lo (bars: blue = use, red = planted misuse, orange = floating-point probe) beside the claimed eps
     (black ticks), one row per case."""
     labels = [f"{r.library}: {r.mechanism}" for r in table.itertuples()]
     y = np.arange(len(table))[::-1]
     fig, ax = plt.subplots(figsize=(9, 0.38 * len(table) + 1.4))
-    for kind, color in zip(KINDS, ("tab:blue", "tab:red", "tab:orange")):
+    for kind, color in zip(KINDS, ("tab:blue", "tab:red", "tab:orange"), strict=True):
         rows = (table.use == kind).to_numpy()
         label = f"eps_lo, {kind}"
         ax.barh(y[rows], table.eps_lo_at_claimed_delta[rows], color=color, alpha=0.75, label=label)

@@ -13,6 +13,7 @@ import math
 import os
 import pathlib
 import zipfile
+from typing import IO, Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def cancer_path() -> pathlib.Path | None:
     return pathlib.Path(value) if value else None
 
 
-def optional_cancer(notes: list) -> np.ndarray | None:
+def optional_cancer(notes: list[str]) -> np.ndarray | None:
     """The cancer table from $NDIS_CANCER_PATH, or None (and `CANCER_MISSING` appended to `notes`)."""
     path = cancer_path()
     if path is None:
@@ -89,14 +90,14 @@ def flights(rows: int | None = None, normalise: bool = True) -> np.ndarray:
     return regression_matrix(delays[:, 0], delays[:, 1], normalise)
 
 
-def _all_delays(handle) -> np.ndarray:
+def _all_delays(handle: IO[bytes]) -> np.ndarray:
     """(dep_delay, arr_delay) of every complete row of the flights CSV."""
     import pandas as pd
 
     return pd.read_csv(handle, usecols=["dep_delay", "arr_delay"]).dropna()[["dep_delay", "arr_delay"]].to_numpy()
 
 
-def _first_delays(handle, rows: int) -> np.ndarray:
+def _first_delays(handle: IO[bytes], rows: int) -> np.ndarray:
     """(dep_delay, arr_delay) of the first `rows` complete rows of the flights CSV."""
     delays = []
     records = csv.reader(io.TextIOWrapper(handle, encoding="utf-8", newline=""))
@@ -170,7 +171,7 @@ def load(spec: str) -> np.ndarray:
     if name == "song":
         return song(arg)
     if name == "synthetic":
-        options = {}
+        options: dict[str, Any] = {}
         for item in filter(None, arg.split(",")):
             key, _, value = item.partition("=")
             if key not in ("n", "d", "seed"):

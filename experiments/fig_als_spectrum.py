@@ -19,20 +19,20 @@ between the lower bound and the upper band (columns `theory_in_band`).
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms
-from ndis import theory
-from ndis.auditor import Scoring, audit
+from ndis import mechanisms, theory
+from ndis.auditor import AuditReport, Scoring, audit
 
 from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction
 
 
-
-def cases(quick: bool, notes: list):
+def cases(quick: bool, notes: list[str]) -> list[tuple[str, np.ndarray, int]]:
     """(name, D, r) of the audited cases; Cancer only when $NDIS_CANCER_PATH is set (else a note)."""
     cancer = datasets.optional_cancer(notes)
     flight = datasets.flights(rows=20_000)
@@ -41,7 +41,8 @@ def cases(quick: bool, notes: list):
     return out
 
 
-def audit_case(D, r, eps, n_samples, n_eureka, seed):
+def audit_case(D: np.ndarray, r: int, eps: np.ndarray, n_samples: int, n_eureka: int,
+               seed: int) -> tuple[pd.DataFrame, int, AuditReport]:
     """Threshold audit (+ optional Eureka audit) of ALS(r) on D's worst removal pair; one table."""
     mech = mechanisms.get("als", r=r)
     report = audit(mech, D, eps=eps, n_samples=n_samples, seed=seed, neighbor="remove:worst", scorer="quadratic")
@@ -74,11 +75,14 @@ def _eureka_k(n_samples: int) -> int:
     return k + 1 if k % 2 == 0 else k
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     eps = np.linspace(0.0, 2.0, 9 if quick else 21)
     n_samples = 20_000 if quick else 1_000_000
     n_eureka = 0 if quick else 20_000
-    tables, summary, figures, skipped = {}, [], [], []
+    tables: dict[str, pd.DataFrame] = {}
+    summary: list[dict[str, object]] = []
+    figures: list[pathlib.Path] = []
+    skipped: list[str] = []
     all_cases = cases(quick, skipped)
     fig, axes = plt.subplots(2, len(all_cases), figsize=(5.2 * len(all_cases), 7.6), squeeze=False)
     for j, (name, D, r) in enumerate(all_cases):
@@ -94,7 +98,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
             "theory_in_band_all_eps": bool(frame["theory_in_band"].all()),
             "theory_in_eureka_interval_all_eps": (bool(frame["theory_in_eureka_interval"].dropna().astype(bool).all())
                                                  if "eureka" in frame else None),
-            "theory_equals_worst_row": bool(np.allclose(frame["theory"], frame["theory_worst_row"], rtol=1e-6, atol=1e-300)),
+            "theory_equals_worst_row": bool(np.allclose(frame["theory"], frame["theory_worst_row"], rtol=1e-6,
+                                                        atol=1e-300)),
         })
         for i, log in enumerate((False, True)):
             ax = axes[i, j]
@@ -139,6 +144,7 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     ]
     notes += skipped
     if not quick:
-        notes.append("Eureka series: k-NN with k = sqrt(n) (odd) on 20,000 samples per side, at eps = 0, 0.5, ..., 2 (the papers used "
+        notes.append("Eureka series: k-NN with k = sqrt(n) (odd) on 20,000 samples per side, at eps = 0, 0.5, ..., 2 "
+                     "(the papers used "
                      "10^7 / 10^6 and k = 10 sqrt(n); that is hours on this machine).")
     return Reproduction(tables=tables, figures=figures, notes=notes)

@@ -8,6 +8,8 @@ that reaches delta0 exactly ([NDIS] Cor. 4).
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pandas as pd
 
@@ -21,7 +23,7 @@ EPS0 = 1.0
 REFERENCE = {1e-5: (243.0, 0.23), 1e-6: (313.0, 0.203)}
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     deltas = np.array([1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8]) if not quick else np.array([1e-5, 1e-6])
     rows = []
     for delta0 in deltas:

@@ -19,6 +19,8 @@ The value of eps in the paper's figure did not survive our extraction: it is swe
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pandas as pd
 from scipy import linalg
@@ -30,7 +32,6 @@ from .plotting import plt, save
 from .reproduce import Reproduction
 
 
-
 def _trace_cov(D: np.ndarray, r: int, ridge: float = 0.0) -> float:
     """||w||^2 tr((B^T B)^{-1}) / r for ALS on [D; ridge I] (asymptotic covariance, [OLS-RP] Lemma 1)."""
     B, b = theory.split_regression(theory.augment(D, ridge))
@@ -39,13 +40,14 @@ def _trace_cov(D: np.ndarray, r: int, ridge: float = 0.0) -> float:
     return float(w @ w) * float(np.sum(inv_r**2)) / r
 
 
-def _curves(D: np.ndarray, eps: float, sketches, sigmas) -> pd.DataFrame:
+def _curves(D: np.ndarray, eps: float, sketches: np.ndarray, sigmas: np.ndarray) -> pd.DataFrame:
     n, p = D.shape[0], D.shape[1] - 1
     C = float(np.linalg.norm(D, axis=1).max())
     rows = []
     for r in sketches:
         delta = float(theory.spectrum("als", D, [eps], r=r).delta[0])
-        rows.append({"scheme": "ALS", "parameter": "r", "value": r, "utility_trace_cov": _trace_cov(D, r), "delta": delta})
+        rows.append({"scheme": "ALS", "parameter": "r", "value": r, "utility_trace_cov": _trace_cov(D, r),
+                     "delta": delta})
         c2 = theory.sheffet_c2(eps, 1.0 / n, r, C)
         delta = float(theory.spectrum("als", D, [eps], r=r, ridge=c2).delta[0])
         rows.append({"scheme": "Sheffet RP LS", "parameter": "r", "value": r,
@@ -57,10 +59,11 @@ def _curves(D: np.ndarray, eps: float, sketches, sigmas) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    notes = []
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
+    notes: list[str] = []
     cancer = datasets.optional_cancer(notes)
-    cases = ([] if cancer is None else [("Cancer", cancer)]) + [("Flight", datasets.flights(rows=20_000 if quick else None))]
+    cases = (([] if cancer is None else [("Cancer", cancer)])
+             + [("Flight", datasets.flights(rows=20_000 if quick else None))])
     epsilons = (1.0,) if quick else (0.5, 1.0, 2.0)
     tables = {}
     fig, axes = plt.subplots(len(epsilons), len(cases), figsize=(5.5 * len(cases), 4.0 * len(epsilons)), squeeze=False)
@@ -82,7 +85,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
             ax.legend(fontsize=8)
     path = save(fig, out / "fig-privacy-utility.png")
     notes += [
-        "Lu et al. (2023) [OLS-RP] Fig. 2 prints no numbers; its claims are qualitative: ALS has the best trade-off, and "
+        "Lu et al. (2023) [OLS-RP] Fig. 2 prints no numbers; its claims are qualitative: ALS has the best trade-off, "
+        "and "
         "Sheffet's RP LS does not improve with n because it always appends c2 I rows.",
         "Cancer is the stand-in county table of experiments.datasets (the papers' own table is not available).",
         "tr Cov ignores the ridge bias of Sheffet's scheme, as the paper's utility measure does.",

@@ -12,21 +12,22 @@ Fig. 10: the theoretical RLC curves on Flight (all rows) and on Song (NDIS_SONG_
 from __future__ import annotations
 
 import os
+import pathlib
 
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms
-from ndis import theory
+from ndis import mechanisms, theory
 from ndis.auditor import Scoring, audit
+from ndis.mechanisms import Mechanism
 
 from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction
 
 
-
-def audit_frame(mech, D, eps, n_samples, seed, scorers):
+def audit_frame(mech: Mechanism, D: np.ndarray, eps: np.ndarray, n_samples: int, seed: int,
+                scorers: list[tuple[str, int]]) -> tuple[pd.DataFrame, dict[str, int]]:
     """Theory and estimates (one column group per scorer) of `mech` on D's worst removal pair."""
     frame, info = pd.DataFrame({"eps": eps}), {}
     for name, size in scorers:
@@ -39,16 +40,17 @@ def audit_frame(mech, D, eps, n_samples, seed, scorers):
         frame[f"estimate_{name}"] = report.delta
         frame[f"lower_{name}"] = report.delta_lower
         frame[f"upper_{name}"] = report.delta_upper
-        frame[f"theory_in_band_{name}"] = (report.delta_lower <= frame["theory"]) & (frame["theory"] <= report.delta_upper)
+        frame[f"theory_in_band_{name}"] = ((report.delta_lower <= frame["theory"])
+                                          & (frame["theory"] <= report.delta_upper))
         info[name] = size
     return frame, info
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     eps = np.linspace(0.0, 2.0, 9 if quick else 21)
     n = 20_000 if quick else 1_000_000
     scorers = [("quadratic", n)] + ([] if quick else [("mlp", 200_000)])
-    notes = []
+    notes: list[str] = []
     D = datasets.optional_cancer(notes)  # the audits run on Cancer; without it only the theory panel is drawn
     cases = [] if D is None else [("RLC", mechanisms.get("rlc")),
                                   ("M_RLC", mechanisms.get("m-rlc", eps=1.0, delta=1.0 / D.shape[0]).fixed_for(D))]
@@ -56,12 +58,13 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     fig, axes = plt.subplots(1, len(cases) + 1, figsize=(5.4 * (len(cases) + 1), 4.4), squeeze=False)
     axes = axes[0]
     for j, (name, mech) in enumerate(cases):
+        assert D is not None  # no cases without the Cancer table
         frame, info = audit_frame(mech, D, eps, n, seed + j, scorers)
         tables[f"cancer-{name.lower().replace('_', '-')}"] = frame
         sigma = mech.noise_scale(D) if hasattr(mech, "noise_scale") else 0.0
         for scorer, size in scorers:
-            summary.append({"dataset": "Cancer", "mechanism": name, "sigma": sigma, "row": info["row"], "scorer": scorer,
-                            "samples_per_side": size, "theory_at_eps_0": frame["theory"].iloc[0],
+            summary.append({"dataset": "Cancer", "mechanism": name, "sigma": sigma, "row": info["row"],
+                            "scorer": scorer, "samples_per_side": size, "theory_at_eps_0": frame["theory"].iloc[0],
                             "estimate_at_eps_0": frame[f"estimate_{scorer}"].iloc[0],
                             "theory_at_eps_1": float(np.interp(1.0, eps, frame["theory"])),
                             "estimate_at_eps_1": float(np.interp(1.0, eps, frame[f"estimate_{scorer}"])),
@@ -70,7 +73,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         colours = {"quadratic": "tab:red", "mlp": "tab:green"}
         for scorer, _ in scorers:
             ax.fill_between(eps, frame[f"lower_{scorer}"], frame[f"upper_{scorer}"], color=colours[scorer], alpha=0.15)
-            ax.plot(eps, frame[f"estimate_{scorer}"], "o", ms=3.5, color=colours[scorer], label=f"estimate ({scorer}) + band")
+            ax.plot(eps, frame[f"estimate_{scorer}"], "o", ms=3.5, color=colours[scorer], label=f"estimate ({scorer}) "
+                                                                                                f"+ band")
         ax.plot(eps, frame["theory"], color="tab:blue", lw=1.6, label="theory (exact)")
         title = "RLC (no noise)" if name == "RLC" else f"M_RLC (sigma = {sigma:.3g}, eps = 1, delta = 1/n)"
         ax.set(xlabel="eps", ylabel="delta(eps)", title=f"Cancer: {title}")
@@ -88,7 +92,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     for name, data in curves:
         spec = theory.spectrum("rlc", data, fine)
         lev = float(theory.leverages(data).max())
-        axes[-1].semilogy(fine, np.where(spec.delta > 0, spec.delta, np.nan), label=f"{name} (n = {data.shape[0]}, max leverage {lev:.3g})")
+        axes[-1].semilogy(fine, np.where(spec.delta > 0, spec.delta, np.nan), label=f"{name} (n = {data.shape[0]}, max "
+                                                                                    f"leverage {lev:.3g})")
         for e in (0.0, 0.5, 1.0, 2.0):
             rows.append({"dataset": name, "n": data.shape[0], "max_leverage": lev, "eps": e,
                          "delta": float(np.interp(e, fine, spec.delta))})

@@ -10,6 +10,7 @@ authors' notebooks', about 20000 the tables').
 from __future__ import annotations
 
 import os
+import pathlib
 
 import numpy as np
 import pandas as pd
@@ -21,8 +22,9 @@ from .plotting import plt, save
 from .reproduce import Reproduction
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    cases = [("Flight", datasets.flights(rows=20_000 if quick else None), (1200,))]
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
+    cases: list[tuple[str, np.ndarray, tuple[int, ...]]] = [("Flight", datasets.flights(rows=20_000 if quick else None),
+                                                            (1200,))]
     song_path = os.environ.get("NDIS_SONG_PATH")
     notes = []
     if song_path:
@@ -45,7 +47,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     path = save(fig, out / "fig-rp-inherent.png")
-    notes.append("Lu et al. (2023) [NDIS] Table III: on Flight the inherent RP spectrum at eps = 1 is below any delta its "
+    notes.append("Lu et al. (2023) [NDIS] Table III: on Flight the inherent RP spectrum at eps = 1 is below any delta "
+                 "its "
                  "implementation could resolve ('precision limitations'); our computation puts it near 1e-30. "
                  "Here it is computed exactly (log10 column).")
     return Reproduction(tables={"rp-inherent": pd.DataFrame(rows)}, figures=[path], notes=notes)

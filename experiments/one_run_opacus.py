@@ -11,19 +11,22 @@ bug "no-clip" lets it through at twice the sensitivity the noise was calibrated 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ndis.auditor.one_run.canaries import DiracCanaries
 from ndis.auditor.one_run.report import OneRunReport
 from ndis.auditor.one_run.training import audit_training
 from ndis.auditor.sampling.chunks import as_seed_sequence
-from ndis.core.validation import as_int, as_positive, as_probability
-from ndis.mechanisms.libraries.opacus_digits import DigitsDPSGD, canary_score, load_digits_data
+from ndis.core.validation import Seed, as_int, as_positive, as_probability
+from ndis.mechanisms.libraries.opacus_digits import DigitsDPSGD, TrainedModel, canary_score, load_digits_data
 
 #: A Dirac canary's gradient norm, in units of max_grad_norm (> 1: clipping must cut it).
 CANARY_NORM = 2.0
 
 
-def run(eps: float, canaries: int = 1000, delta: float = 1e-5, steps: int = 100, bug: str | None = None, seed=None,
-        method: str = "steinke", alpha: float = 0.05, hidden: int = 400, **options) -> OneRunReport:
+def run(eps: float, canaries: int = 1000, delta: float = 1e-5, steps: int = 100, bug: str | None = None,
+        seed: Seed = None, method: str = "steinke", alpha: float = 0.05, hidden: int = 400,
+        **options: Any) -> OneRunReport:
     """Train once with `canaries` Dirac canaries at the noise Opacus calibrates to (eps, delta) for
     `steps` full-batch steps, and audit it; `bug="no-clip"` skips clipping (the claim is unchanged)."""
     eps, delta = as_positive("eps", eps), as_probability("delta", delta)
@@ -39,9 +42,9 @@ def run(eps: float, canaries: int = 1000, delta: float = 1e-5, steps: int = 100,
     design, audit = root.spawn(2)
     placed = DiracCanaries.choose(canaries, candidates, design, norm=CANARY_NORM * trainer.max_grad_norm)
     claimed = trainer.claimed_epsilon(delta)
-    trained = []
+    trained: list[TrainedModel] = []
 
-    def train(data, train_seed):
+    def train(data: Any, train_seed: int) -> TrainedModel:
         trained.append(trainer.train(data, train_seed))
         return trained[-1]
 

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import pathlib
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from numpy.typing import ArrayLike  # noqa: E402
 
-STYLES = {"max": dict(color="black", lw=2.0), "forward": dict(color="tab:blue", ls="--"),
-          "reverse": dict(color="tab:orange", ls=":")}
+#: `plt` is pyplot with the Agg backend selected, for the reproductions' own figures.
+__all__ = ["STYLES", "plot_curves", "plot_tradeoff", "plt", "save"]
+
+STYLES: dict[str, dict[str, Any]] = {"max": dict(color="black", lw=2.0), "forward": dict(color="tab:blue", ls="--"),
+                                     "reverse": dict(color="tab:orange", ls=":")}
 
 
-def plot_curves(path, eps, curves: dict, title: str, scale: str = "both") -> pathlib.Path:
+def plot_curves(path: str | pathlib.Path, eps: ArrayLike, curves: dict[str, ArrayLike], title: str,
+                scale: str = "both") -> pathlib.Path:
     """Write a PNG with one line per named curve; scale 'linear', 'log' or 'both' (two panels)."""
     scales = ("linear", "log") if scale == "both" else (scale,)
     fig, axes = plt.subplots(1, len(scales), figsize=(5.5 * len(scales), 4.2), squeeze=False)
-    for ax, kind in zip(axes[0], scales):
+    for ax, kind in zip(axes[0], scales, strict=True):
         for name, values in curves.items():
             values = np.asarray(values, dtype=float)
             shown = np.where(values > 0, values, np.nan) if kind == "log" else values
@@ -34,7 +41,7 @@ def plot_curves(path, eps, curves: dict, title: str, scale: str = "both") -> pat
     return save(fig, path)
 
 
-def save(fig, path) -> pathlib.Path:
+def save(fig: Figure, path: str | pathlib.Path) -> pathlib.Path:
     """Lay out, write as PNG and close a figure."""
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -42,7 +49,7 @@ def save(fig, path) -> pathlib.Path:
     return pathlib.Path(path)
 
 
-def plot_tradeoff(path, curves: dict, title: str) -> pathlib.Path:
+def plot_tradeoff(path: str | pathlib.Path, curves: dict[str, tuple[ArrayLike, ArrayLike]], title: str) -> pathlib.Path:
     """Write a PNG of trade-off curves {name: (type I errors, type II errors)} in the panel style of an
     audit's trade-off view (`ndis.auditor.reporting.report`), with the diagonal of perfect privacy."""
     fig, axis = plt.subplots(figsize=(5.0, 4.6))

@@ -17,28 +17,32 @@ The paper's d = 800 and n up to 20,000 cost minutes per point here (theta_RP is 
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms
-from ndis import theory
-from ndis.mechanisms.isit18 import relative_error
+from ndis import mechanisms, theory
+from ndis.mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection, relative_error
 
 from .plotting import plt
 from .reproduce import Reproduction
 
-RULES = {"log": lambda k: int(round(1000 * (np.log(k) + 1))), "linear": lambda k: int(round(1000 * (k + 1) / 2)),
-         "full": lambda k: 1000 * k}
+RULES: dict[str, Callable[[int], int]] = {"log": lambda k: int(round(1000 * (np.log(k) + 1))),
+                                          "linear": lambda k: int(round(1000 * (k + 1) / 2)),
+                                          "full": lambda k: 1000 * k}
 
 
-def random_problem(n: int, d: int, rng) -> np.ndarray:
+def random_problem(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """D = [X, y]: X ~ U[-1, 1]^{n x d}, y = X theta_0 + N(0, 1), theta_0 ~ N(0, I/d)."""
     X = rng.uniform(-1.0, 1.0, size=(n, d))
     y = X @ (rng.standard_normal(d) / np.sqrt(d)) + rng.standard_normal(n)
     return np.column_stack([X, y])
 
 
-def errors(D, k, eps_mi, trials, rng) -> list[dict]:
+def errors(D: np.ndarray, k: int, eps_mi: float, trials: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Mean eta (and its standard error) of AN and of RP under each projection rule."""
     rows = []
     schemes = [("AN", mechanisms.get("isit18-an", eps_mi=eps_mi, output="regression"))]
@@ -51,27 +55,30 @@ def errors(D, k, eps_mi, trials, rng) -> list[dict]:
     return rows
 
 
-def spectra(d: int, n: int, eps_mi: float, rng) -> pd.DataFrame:
+def spectra(d: int, n: int, eps_mi: float, rng: np.random.Generator) -> pd.DataFrame:
     """Exact entry-flip spectra of X_AN and X_RP (three rules, k = n / 1000) vs the MI-DP guarantee."""
     X = rng.uniform(-1.0, 1.0, size=(n, d))
     eps = np.array([0.0, 0.1, 0.5, 1.0])
-    bound = mechanisms.get("isit18-an", eps_mi=eps_mi).mi_delta(corrected=True)
+    an = mechanisms.get("isit18-an", eps_mi=eps_mi)
+    assert isinstance(an, ISIT18AdditiveNoise)
+    bound = an.mi_delta(corrected=True)
     sigma_an = float(np.sqrt(theory.mi_noise_variance(eps_mi)))
     rows = [{"scheme": "AN", "n_proj": None, "sigma2": sigma_an**2,
              **{f"delta_{e:g}": float(theory.gaussian_delta(e, 2.0 / sigma_an)) for e in eps}}]
     k = max(n // 1000, 1)
     for rule, size in RULES.items():
         mech = mechanisms.get("isit18-rp", r=min(size(k), n), eps_mi=eps_mi).fixed_for(X)
+        assert isinstance(mech, ISIT18Projection)
         spec = theory.spectrum(mech, X, eps, neighbor="entry")
         rows.append({"scheme": f"RP-{rule}", "n_proj": mech.r, "sigma2": mech.noise_scale(X) ** 2,
-                     **{f"delta_{e:g}": float(v) for e, v in zip(eps, spec.delta)}})
+                     **{f"delta_{e:g}": float(v) for e, v in zip(eps, spec.delta, strict=True)}})
     frame = pd.DataFrame(rows)
     frame["mi_dp_bound_on_delta_0"] = bound
     frame["claim_holds"] = frame["delta_0"] <= bound
     return frame
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     rng = np.random.default_rng(seed)
     d, ks, trials = (20, (1, 2, 3), 3) if quick else (100, tuple(range(1, 11)), 5)
     n_fig2 = 2000 if quick else 10_000
@@ -86,7 +93,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                                   (fig2, "eps_mi", axes[1], f"eta vs eps_MI (n = {n_fig2})")):
         for scheme, group in frame.groupby("scheme"):
             ax.errorbar(group[x], group["eta_mean"], yerr=group["eta_se"], marker="o", ms=3, capsize=2, label=scheme)
-        ax.set(xlabel=x, ylabel="relative error eta (eq. 5)", yscale="log", title=f"Showkatbakhsh et al. 2018, d = {d}: {title}")
+        ax.set(xlabel=x, ylabel="relative error eta (eq. 5)", yscale="log", title=f"Showkatbakhsh et al. 2018, d = "
+                                                                                  f"{d}: {title}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -96,10 +104,12 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
 
     at_half = fig2[fig2["eps_mi"] == 0.5].set_index("scheme")["eta_mean"]
     notes = [
-        "Showkatbakhsh et al. (2018) print no numbers, only Figs. 1-3; its claims: RP is uniformly better than AN; at eps_MI = 0.5 "
+        "Showkatbakhsh et al. (2018) print no numbers, only Figs. 1-3; its claims: RP is uniformly better than AN; at "
+        "eps_MI = 0.5 "
         "a smaller n' is better; eta falls with eps until it saturates; at large eps a larger n' wins.",
         f"Claim 'RP better than AN' at eps_MI = 0.5, n = {n_fig2}: "
-        f"{bool((at_half.drop('AN') < at_half['AN']).all())} (AN {at_half['AN']:.4g}, best RP {at_half.drop('AN').min():.4g}).",
+        f"{bool((at_half.drop('AN') < at_half['AN']).all())} (AN {at_half['AN']:.4g}, best RP "
+        f"{at_half.drop('AN').min():.4g}).",
         f"Reduced scale: d = {d} instead of 800, n = 1000 k for k in {list(ks)}, {trials} trials per point "
         "(the paper: d = 800, k = 1..20, 5 trials).",
         "MNIST (Fig. 3) is not reproduced: the data set is not available offline.",

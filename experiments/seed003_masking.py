@@ -14,13 +14,18 @@ schemes against their claims.
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
-from ndis import mechanisms
-from ndis import theory
+from ndis import mechanisms, theory
 from ndis.auditor import audit
-from ndis.mechanisms.masking import aligned_pair
+from ndis.mechanisms import Mechanism
+from ndis.mechanisms.masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, aligned_pair
 from ndis.theory.masking import chi2_pair_delta
 
 from . import table_mask_sigma
@@ -28,16 +33,20 @@ from .plotting import plt
 from .reproduce import Reproduction
 
 
-def _exact_masked(eps, df, p, sigma):
+def _exact_masked(eps: ArrayLike, df: int, p: int, sigma: float) -> np.ndarray:
     a2, b2 = (np.sqrt(p) - 1.0) ** 2, float(p)
     forward = chi2_pair_delta(eps, df, a2 / sigma**2, b2 / sigma**2)
     reverse = chi2_pair_delta(eps, df, b2 / sigma**2, a2 / sigma**2)
     return np.maximum(forward, reverse)
 
 
-def cases(quick: bool):
+#: (label, mechanism, D, D', exact curve as a function of eps, claimed (eps, delta), sigma)
+Case = tuple[str, Mechanism, np.ndarray, np.ndarray, Callable[..., Any], tuple[float, float], float]
+
+
+def cases(quick: bool) -> list[Case]:
     """(label, mechanism, D, D', exact curve function of eps, claimed (eps, delta))."""
-    out = []
+    out: list[Case] = []
     claims = [(0.1, 0.01)] if quick else [(0.1, 0.01), (0.5, 0.001)]
     for eps0, delta0 in claims:
         D = np.zeros((100, 3))
@@ -45,14 +54,16 @@ def cases(quick: bool):
         D_prime[0, 0] = 1.0
         for calibration in ("thm3.2-sufficient", "analytic"):
             mech = mechanisms.get("mask-a", eps=eps0, delta=delta0, calibration=calibration, focus=0)
+            assert isinstance(mech, MaskNoiseOnly)
             sigma = mech.noise_scale(D)
-            out.append((f"(A) {calibration}, p=3", mech, D, D_prime, lambda e, s=sigma: theory.gaussian_delta(e, 1.0 / s),
-                        (eps0, delta0), sigma))
-        shapes = [("mask-b", 100, 1, {}), ("mask-b", 100, 5, {})]
+            out.append((f"(A) {calibration}, p=3", mech, D, D_prime,
+                        lambda e, s=sigma: theory.gaussian_delta(e, 1.0 / s), (eps0, delta0), sigma))
+        shapes: list[tuple[str, int, int, dict[str, int]]] = [("mask-b", 100, 1, {}), ("mask-b", 100, 5, {})]
         if not quick:
             shapes += [("mask-c", 100, 5, {}), ("mask-blk", 200, 5, {"blocks": 2})]
         for name, n, p, extra in shapes:
             mech = mechanisms.get(name, eps=eps0, delta=delta0, **extra)
+            assert isinstance(mech, (MaskNoiseThenRotate, MaskRotateThenNoise, MaskBlocks))
             D, D_prime = aligned_pair(n, p)
             sigma = mech.noise_scale(D)
             df = n // extra.get("blocks", 1)
@@ -62,22 +73,25 @@ def cases(quick: bool):
     return out
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     table1 = table_mask_sigma.run(out, quick=quick, seed=seed)
     eps = np.linspace(0.0, 1.0, 11)
     n_samples = 20_000 if quick else 400_000
-    rows, curves = [], []
+    rows: list[dict[str, Any]] = []
+    curves = []
     for j, (label, mech, D, D_prime, exact, claimed, sigma) in enumerate(cases(quick)):
         grid = np.unique(np.append(eps, claimed[0]))
         report = audit(mech, D, D_prime, eps=grid, n_samples=n_samples, seed=seed + j, scorer="quadratic",
                        claimed=claimed, neighbor="replace")
+        assert report.verdict is not None  # a claim was passed
         at = int(np.flatnonzero(grid == claimed[0])[0])
         exact_curve = np.asarray(exact(grid), dtype=float)
         rows.append({"scheme": label, "sigma": sigma, "claimed_eps": claimed[0], "claimed_delta": claimed[1],
                      "exact_delta_at_claimed_eps": float(exact_curve[at]),
                      "exact_verdict": "violation" if exact_curve[at] > claimed[1] * (1 + 1e-6) else "consistent",
                      "exact_delta_at_eps_0": float(exact_curve[0]),
-                     "estimate_at_claimed_eps": float(report.delta[at]), "lower_at_claimed_eps": float(report.delta_lower[at]),
+                     "estimate_at_claimed_eps": float(report.delta[at]),
+                     "lower_at_claimed_eps": float(report.delta_lower[at]),
                      "floor_at_claimed_eps": float(report.floor[at]), "audit_verdict": report.verdict.label,
                      "exact_below_upper_band": bool(np.all(exact_curve <= report.delta_upper + 1e-12)),
                      "lower_below_exact": bool(np.all(report.delta_lower <= exact_curve + 1e-12)),

@@ -11,11 +11,13 @@ n' scaled by n / 10000 (no paper values).
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms
-from ndis import theory
+from ndis import mechanisms, theory
+from ndis.mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection
 
 from .reproduce import Reproduction
 
@@ -26,13 +28,14 @@ PAPER = {3303: (61.2, 0.238, 0.202, 0.087, 0.936), 5500: (2258.2, 0.181, 0.142, 
          10000: (6758.2, 0.135, 0.096, 0.014, 0.703)}
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     n, d = (2000, 40) if quick else (10_000, 800)
     X = np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
     rows = []
     for full_r in PAPER:
         r = max(d + 2, int(round(full_r * n / 10_000)))
         mech = mechanisms.get("isit18-rp", r=r, eps_mi=EPS_MI).fixed_for(X)
+        assert isinstance(mech, ISIT18Projection)
         entry = theory.spectrum(mech, X, [0.0, 0.1, 0.5], neighbor="entry")
         removal = theory.spectrum(mech, X, [0.0], neighbor="remove")
         paper = PAPER[full_r] if (not quick and seed == 0) else (np.nan,) * 5
@@ -42,9 +45,11 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                      "delta_0.5": round(float(entry.delta[2]), 3), "paper_delta_0.5": paper[3],
                      "tv_remove": round(float(removal.delta[0]), 3), "paper_tv_remove": paper[4]})
     an_tv = float(theory.gaussian_delta(0.0, 2.0 / np.sqrt(theory.mi_noise_variance(EPS_MI))))
-    bound = mechanisms.get("isit18-an", eps_mi=EPS_MI).mi_delta(corrected=True)
-    notes = [f"Showkatbakhsh et al. (2018)'s entry-level guarantee (Cor. 1, corrected): TV <= sqrt(2 eps_MI ln 2) = {bound:.3f}; "
-             f"as printed sqrt(2/log2 e) eps_MI = {mechanisms.get('isit18-an', eps_mi=EPS_MI).mi_delta():.3f}.",
+    an = mechanisms.get("isit18-an", eps_mi=EPS_MI)
+    assert isinstance(an, ISIT18AdditiveNoise)
+    bound = an.mi_delta(corrected=True)
+    notes = [f"Showkatbakhsh et al. (2018)'s entry-level guarantee (Cor. 1, corrected): TV <= sqrt(2 eps_MI ln 2) = "
+             f"{bound:.3f}; as printed sqrt(2/log2 e) eps_MI = {an.mi_delta():.3f}.",
              f"AN at eps_MI = {EPS_MI}: worst flip -1 -> +1 has TV {an_tv:.4f}.",
              "Row-level privacy (tv_remove) is not claimed by Showkatbakhsh et al. (2018) and is weak."]
     return Reproduction(tables={"isit18-rp-privacy": pd.DataFrame(rows)}, notes=notes)

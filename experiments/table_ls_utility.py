@@ -12,6 +12,10 @@ spectrum for M_RP-based LS (a post-processing bound), the analytic Gaussian for 
 
 from __future__ import annotations
 
+import pathlib
+from typing import Any
+
+import numpy as np
 import pandas as pd
 
 from ndis import theory
@@ -44,7 +48,7 @@ METHODS = {
 }
 
 
-def _delta(name: str, D, r: int, sigma: float) -> tuple[float, str]:
+def _delta(name: str, D: np.ndarray, r: int, sigma: float) -> tuple[float, str]:
     """The configuration's spectrum at eps = 1 and which law it is of."""
     if name == "gaussian-ls":
         return float(theory.spectrum("gaussian-ls", D, [EPS], sigma=sigma).delta[0]), "exact"
@@ -54,17 +58,19 @@ def _delta(name: str, D, r: int, sigma: float) -> tuple[float, str]:
     return float(theory.spectrum("als", D, [EPS], r=r, ridge=sigma).delta[0]), law
 
 
-def _params(name: str, r: int, n: int) -> dict:
+def _params(name: str, r: int, n: int) -> dict[str, Any]:
     target = {"eps": EPS, "delta": 1.0 / n}
     return target if name == "gaussian-ls" else ({"r": r} if name == "als" else {"r": r, **target})
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    tables, skipped = {}, []
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
+    tables: dict[str, pd.DataFrame] = {}
+    skipped: list[str] = []
     for table, methods in METHODS.items():
         rows = []
         for dataset, D, r, label, name, mech, outputs in configurations(methods, quick, seed, _params, skipped):
             x_opt = theory.ols_fit(*theory.split_regression(D))[0]
+            assert hasattr(mech, "noise_scale")  # every scheme of the tables is calibrated
             sigma = mech.noise_scale(D)
             delta, law = _delta(name, D, r, sigma)
             rows.append({
@@ -76,7 +82,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
         tables[f"table-{table}"] = pd.DataFrame(rows)
     notes = [
         "Cancer is the stand-in county table, so its constants and errors differ from the paper's.",
-        "Table II of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; its 'paper' values are the authors' notebook's.",
+        "Table II of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; its 'paper' values are the "
+        "authors' notebook's.",
         "For Gaussian^rel the noise scale is sigma of x_opt + N(0, sigma^2 I); for the others it is the sigma of "
         "the appended sigma I rows (Sheffet's c2, [17]'s noise standard deviation).",
         "Known discrepancy: the Flight errors of [15] (0.791) and [17] (0.957) in Table IV are not reproduced by the "

@@ -10,6 +10,8 @@ n in {100, 10^4}, next to the printed values. Added columns: Cor. 3.5's explicit
 
 from __future__ import annotations
 
+import pathlib
+
 import pandas as pd
 
 from ndis import theory
@@ -24,14 +26,16 @@ PAPER_A = {(0.1, 0.01): (23.3, 25.4), (0.1, 0.001): (30.9, 32.5), (0.01, 0.01): 
            (0.01, 0.001): (309.0, 325.2), (0.001, 0.01): (2326.3, 2541.3), (0.001, 0.001): (3090.2, 3252.0)}
 PAPER_B = {(0.1, 0.01): (6.9, 6.4, 9.5, 8.9, 13.1, 12.1), (0.1, 0.001): (7.1, 6.4, 9.8, 8.9, 13.5, 12.1),
            (0.01, 0.01): (21.8, 20.2, 30.2, 28.0, 41.5, 38.3), (0.01, 0.001): (22.4, 20.2, 31.0, 28.1, 42.7, 38.4),
-           (0.001, 0.01): (68.9, 63.8, 95.4, 88.5, 131.1, 121.0), (0.001, 0.001): (70.8, 64.0, 98.0, 88.8, 134.9, 121.4)}
+           (0.001, 0.01): (68.9, 63.8, 95.4, 88.5, 131.1, 121.0),
+           (0.001, 0.001): (70.8, 64.0, 98.0, 88.8, 134.9, 121.4)}
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     a_rows, b_rows = [], []
     for eps, delta in TARGETS:
         necessary, sufficient = thm32_sigma(eps, delta, "necessary"), thm32_sigma(eps, delta, "sufficient")
-        a_rows.append({"eps": eps, "delta": delta, "necessary": round(necessary, 1), "paper_necessary": PAPER_A[(eps, delta)][0],
+        a_rows.append({"eps": eps, "delta": delta, "necessary": round(necessary, 1),
+                       "paper_necessary": PAPER_A[(eps, delta)][0],
                        "sufficient": round(sufficient, 1), "paper_sufficient": PAPER_A[(eps, delta)][1],
                        "exact_dp_sigma": round(float(theory.gaussian_sigma(eps, delta, 1.0)), 2)})
         k = 0
@@ -43,9 +47,12 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
                                "ratio_A_sufficient_to_B": round(sufficient / sigma0, 1)})
                 k += 1
     a, b = pd.DataFrame(a_rows), pd.DataFrame(b_rows)
-    notes = [f"(A): {int((a['necessary'] == a['paper_necessary']).sum() + (a['sufficient'] == a['paper_sufficient']).sum())}"
+    notes = [f"(A): "
+             f"{int((a['necessary'] == a['paper_necessary']).sum() + (a['sufficient'] == a['paper_sufficient']).sum())}"
              f" of {2 * len(a)} printed values reproduced; (B): {int((b['sigma0'] == b['paper']).sum())} of {len(b)}.",
-             "exact_dp_sigma is the analytic-Gaussian sigma for (eps, delta)-DP with sensitivity 1; Thm 3.2 calibrates the "
-             "stronger condition P[L > eps] <= delta (5), hence its much larger sigma (Thm 3.2's \"necessary\" refers to "
+             "exact_dp_sigma is the analytic-Gaussian sigma for (eps, delta)-DP with sensitivity 1; Thm 3.2 calibrates "
+             "the "
+             "stronger condition P[L > eps] <= delta (5), hence its much larger sigma (Thm 3.2's \"necessary\" refers "
+             "to "
              "(5) only, not to DP)."]
     return Reproduction(tables={"table1-A": a, "table1-B": b}, notes=notes)

@@ -10,6 +10,9 @@ worst neighbour (the data's max-leverage row in [D; sigma I], [NDIS] Thm 2-3).
 
 from __future__ import annotations
 
+import pathlib
+from typing import Any
+
 import pandas as pd
 
 from ndis import theory
@@ -42,15 +45,17 @@ METHODS = {
 }
 
 
-def _params(name: str, r: int, n: int) -> dict:
+def _params(name: str, r: int, n: int) -> dict[str, Any]:
     return {"r": r} if name == "rp" else {"r": r, "eps": EPS, "delta": 1.0 / n}
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
-    tables, skipped = {}, []
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
+    tables: dict[str, pd.DataFrame] = {}
+    skipped: list[str] = []
     for table, methods in METHODS.items():
         rows = []
         for dataset, D, r, label, name, mech, outputs in configurations(methods, quick, seed, _params, skipped):
+            assert hasattr(mech, "noise_scale")  # every scheme of the tables is calibrated
             sigma = mech.noise_scale(D)
             delta = float(theory.spectrum("rp", D, [EPS], r=r, ridge=sigma).delta[0])
             paper = PAPER.get((table, dataset, label), ("—", "—"))
@@ -64,7 +69,8 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     notes = [
         "Cancer is the stand-in county table (3047 rows, different columns from the papers' 2809-row merge), "
         "so its constants and utilities differ from the paper's; Flight is the papers' dataset exactly.",
-        "Table I of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; by its Sec. 7.2 its M_RP rows equal Table III's "
+        "Table I of Lu et al. (2023) [NDIS] did not survive our extraction of the paper; by its Sec. 7.2 its M_RP rows "
+        "equal Table III's "
         "M_RP^rel rows, which are shown as the paper's values.",
         "DPR is the papers' biased variant (Pearson x N/(N-1), N = d^2), which exceeds 1 on Flight (d = 3).",
         "The [17] calibration converts (eps, delta) to MI-DP in a way that is not a valid (eps, delta) "

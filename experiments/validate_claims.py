@@ -11,12 +11,16 @@ there and only there, and so must the exact curve, with no sampling (`claims.exc
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
 from ndis import mechanisms, theory
 from ndis.auditor import audit
 from ndis.auditor.statistics import claims
+from ndis.auditor.statistics.claims import ClaimedCurve
 
 from . import datasets
 from .plotting import plt, save
@@ -26,7 +30,7 @@ EPS = np.linspace(0.0, 2.0, 41)
 WRONG = (EPS >= 0.2 - 1e-9) & (EPS <= 0.4 + 1e-9)
 
 
-def cases():
+def cases() -> list[tuple[str, str, str, int, np.ndarray, ClaimedCurve | None]]:
     """(name, paper, mechanism name, r, D, claim or None): None = the curve of the worst row itself."""
     synthetic = datasets.load("synthetic:n=200,d=3,seed=1")
     tests_matrix = np.random.default_rng(4).normal(size=(30, 3))
@@ -37,16 +41,19 @@ def cases():
              claims.tabulated(EPS, np.where(WRONG, 0.7 * wrong.delta, wrong.delta), "RP curve, 30% low on [0.2, 0.4]"))]
 
 
-def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
+def run(out: pathlib.Path, quick: bool = False, seed: int = 0) -> Reproduction:
     n_samples = 40_000 if quick else 1_000_000
-    summary, tables, notes = [], {}, []
+    summary: list[dict[str, object]] = []
+    tables: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    for axis, (name, paper, family, r, D, claim) in zip(axes, cases()):
+    for axis, (name, paper, family, r, D, claim) in zip(axes, cases(), strict=True):
         curve = theory.spectrum(family, D, EPS, r=r)
         claim = claim or claims.claimed_curve(curve).renamed(f"{paper}, r = {r}")
         report = audit(mechanisms.get(family, r=r), D, None, neighbor="remove:worst", eps=EPS, n_samples=n_samples,
                        seed=seed, scorer="quadratic", claimed=claim, progress=False)
         check = report.claim
+        assert check is not None and report.gdp is not None  # the audit checks the claim passed and certifies mu_lo
         exact = claims.exceeds(claim, EPS, curve.delta)
         tables[name] = pd.DataFrame({"eps": EPS, "claimed": check.claimed, "theory_worst_row": curve.delta,
                                      "estimate": report.delta, "lower": report.delta_lower,
@@ -73,5 +80,5 @@ def run(out, quick: bool = False, seed: int = 0) -> Reproduction:
     return Reproduction(tables={"summary": pd.DataFrame(summary), **tables}, figures=[path], notes=notes)
 
 
-def _regions(pieces) -> str:
+def _regions(pieces: Iterable[tuple[float, float]]) -> str:
     return ", ".join(f"[{a:g}, {b:g}]" for a, b in pieces) or "none"

@@ -9,18 +9,27 @@ stays bounded for any n.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis.core.neighbors import check_relation
 from ndis.core.thread_pools import thread_limit
-from ndis.core.validation import as_data, as_int, as_rng
+from ndis.core.validation import RngLike, as_data, as_int, as_rng
+
+if TYPE_CHECKING:
+    from ndis.theory.gaussian_pair import GaussianLaw
 
 #: Floats drawn per chunk by the samplers (32 MB of float64).
 CHUNK_FLOATS = 1 << 22
 
+#: A sampler: k outputs drawn with a generator, shape (k, *output shape).
 Draw = Callable[[int, np.random.Generator], np.ndarray]
+#: A sampler as `Mechanism.sampler` returns it: the generator may also be an int seed or a SeedSequence.
+Sampler = Callable[[int, RngLike], np.ndarray]
+M = TypeVar("M", bound="Mechanism")
 
 def noise_variance(sigma: float) -> float:
     """sigma^2 for an output law's covariance; a ValueError when it exceeds float64 (sigma beyond
@@ -47,35 +56,36 @@ class Mechanism:
     thread_safe: bool = True
     summary: str = ""
     param_docs: dict[str, str] = {}
+    _params: dict[str, Any]
 
     # -- construction -------------------------------------------------------------------------
-    def _set(self, params: dict, **derived) -> None:
+    def _set(self, params: dict[str, Any], **derived: Any) -> None:
         """Store the validated constructor parameters (reported by `params`) and derived values."""
         for key, value in {**params, **derived}.items():
             object.__setattr__(self, key, value)
         object.__setattr__(self, "_params", dict(params))
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} objects are immutable; use with_params({key}=...)")
 
     @property
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """The constructor parameters (for reports)."""
         return dict(self._params)
 
-    def with_params(self, **changes) -> "Mechanism":
+    def with_params(self: M, **changes: Any) -> M:
         """A copy with some parameters changed (validated again)."""
         unknown = sorted(set(changes) - set(self._params))
         if unknown:
             raise ValueError(f"{self.name} has no parameter(s) {unknown}; its parameters are {sorted(self._params)}")
         return type(self)(**{**self._params, **changes})
 
-    def fixed_for(self, D) -> "Mechanism":
+    def fixed_for(self: M, D: ArrayLike) -> M:
         """A copy whose data-dependent defaults (e.g. C=None -> the largest row norm of D) are fixed at
         their values on D, so that D and its neighbours are run by the same scheme."""
         return self.with_params(**self._data_defaults(self._check_data(D)))
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
+    def _data_defaults(self, D: np.ndarray) -> dict[str, Any]:
         """{parameter: value on D} for the parameters left to a data-dependent default."""
         return {}
 
@@ -83,29 +93,29 @@ class Mechanism:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}({args})"
 
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and other._params == self._params
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mechanism) and type(other) is type(self) and other._params == self._params
 
     def __hash__(self) -> int:
         return hash((type(self), tuple(sorted((k, repr(v)) for k, v in self._params.items()))))
 
     # -- sampling -----------------------------------------------------------------------------
-    def sample(self, D, n, rng) -> np.ndarray:
+    def sample(self, D: ArrayLike, n: int, rng: RngLike) -> np.ndarray:
         """n independent outputs M(D), shape (n, *output_shape(D)): exact in distribution, batched."""
         return self.sampler(D)(n, rng)
 
-    def sample_literal(self, D, n, rng) -> np.ndarray:
+    def sample_literal(self, D: ArrayLike, n: int, rng: RngLike) -> np.ndarray:
         """n independent outputs of the algorithm exactly as the paper writes it (the reference)."""
         return self.sampler(D, literal=True)(n, rng)
 
-    def sampler(self, D, literal: bool = False) -> Callable[[int, np.random.Generator], np.ndarray]:
+    def sampler(self, D: ArrayLike, literal: bool = False) -> Sampler:
         """`lambda n, rng: self.sample(D, n, rng)` with the data-dependent set-up (factorisation,
         noise calibration) done once, for callers that draw many batches from one dataset."""
         D = self._check_data(D)
         draw, shape, cost = self._literal(D) if literal else self._fast(D)
         chunk = max(1, CHUNK_FLOATS // max(int(cost), 1))
 
-        def run(n, rng) -> np.ndarray:
+        def run(n: int, rng: RngLike) -> np.ndarray:
             n = as_int("n", n, minimum=0)
             rng = as_rng(rng)
             out = np.empty((n, *shape))
@@ -117,34 +127,34 @@ class Mechanism:
 
         return run
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         return as_data(D)
 
-    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple, int]:
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """(draw, output shape, floats drawn per sample) of the fast sampler."""
         raise NotImplementedError
 
-    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple, int]:
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """(draw, output shape, floats drawn per sample) of the literal algorithm."""
         raise NotImplementedError
 
     # -- description of the output ------------------------------------------------------------
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def output_law(self, D):
+    def output_law(self, D: ArrayLike) -> GaussianLaw | None:
         """The output law as a `theory.GaussianLaw` (exact or asymptotic, labelled), or None."""
         return None
 
-    def features(self, samples) -> np.ndarray:
+    def features(self, samples: np.ndarray) -> np.ndarray:
         """The natural low-dimensional feature map for auditing, shape (n, k); here: flatten."""
         samples = np.asarray(samples, dtype=float)
         return samples.reshape(samples.shape[0], -1)
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """(row index, D') of the family's worst neighbouring pair under `relation`, or None."""
         return None
 
-    def _relation(self, relation) -> str:
+    def _relation(self, relation: str | None) -> str:
         """`relation`, or the declared default when None, checked against `core.neighbors.RELATIONS`."""
         return check_relation(self.neighbor if relation is None else relation)

@@ -12,17 +12,27 @@ then run by one and the same scheme (what an audit needs).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ndis import theory
-
-from ndis.core.validation import (as_bool, as_leverage, as_positive, as_probability, max_row_norm, one_setting, optional,
-                                  row_norm_bound)
+from ndis.core.validation import (
+    as_bool,
+    as_leverage,
+    as_positive,
+    as_probability,
+    max_row_norm,
+    one_setting,
+    optional,
+    row_norm_bound,
+)
 
 _DOCS = {
     "eps": "target epsilon (> 0)",
     "delta": "target delta in (0, 1)",
-    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound for standard DP)",
+    "C": "row-norm bound of the universe; default None = the dataset's largest row norm (data-dependent; not a bound "
+         "for standard DP)",
     "tight": "use the tighter valid sigma = C sqrt(1/l* - 1) instead of the published C/sqrt(l*) (default false)",
     "sigma": "explicit noise scale, instead of eps and delta (default None)",
     "leverage": "leverage l_S of the database set; default None = max leverage of the data (data-dependent)",
@@ -30,7 +40,8 @@ _DOCS = {
 }
 
 
-def _target(eps, delta, sigma, name: str, C=None) -> dict:
+def _target(eps: float | None, delta: float | None, sigma: float | None, name: str,
+            C: float | None = None) -> dict[str, float | None]:
     """Validated (eps, delta): both required, unless the scheme takes an explicit sigma instead (never
     both; nor sigma with the calibration's row-norm bound C)."""
     target = {"eps": optional(as_positive, "eps", eps), "delta": optional(as_probability, "delta", delta)}
@@ -41,7 +52,7 @@ def _target(eps, delta, sigma, name: str, C=None) -> dict:
 class NoNoise:
     """No appended rows (sigma = 0): the inherent mechanism."""
 
-    noise_docs: dict = {}
+    noise_docs: dict[str, str] = {}
 
     def noise_scale(self, D: np.ndarray) -> float:
         return 0.0
@@ -50,9 +61,10 @@ class NoNoise:
 class _RowNormBound:
     """Schemes calibrated on a row-norm bound C, whose default is the data's largest row norm."""
 
-    sigma = None
+    sigma: float | None = None
+    C: float | None
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
+    def _data_defaults(self, D: np.ndarray) -> dict[str, Any]:
         return {"C": max_row_norm(D)} if self.C is None and self.sigma is None else {}
 
 
@@ -61,14 +73,21 @@ class RPNoise(_RowNormBound):
     l* the leverage at which the RP spectrum reaches delta (`theory.rp_sigma`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "tight", "sigma")}
+    name: str
+    r: int
+    eps: float | None          # None when sigma is given, else set (`_target`)
+    delta: float | None
+    tight: bool
 
-    def _noise_params(self, eps=None, delta=None, C=None, tight=False, sigma=None) -> dict:
+    def _noise_params(self, eps: float | None = None, delta: float | None = None, C: float | None = None,
+                      tight: bool = False, sigma: float | None = None) -> dict[str, Any]:
         return {**_target(eps, delta, sigma, self.name, C), "C": optional(as_positive, "C", C),
                 "tight": as_bool("tight", tight), "sigma": optional(as_positive, "sigma", sigma)}
 
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
+        assert self.eps is not None and self.delta is not None  # given when sigma is not (`_target`)
         return float(theory.rp_sigma(self.eps, self.delta, self.r, row_norm_bound(D, self.C), tight=self.tight))
 
 
@@ -77,14 +96,20 @@ class OLSNoise(_RowNormBound):
     phi(C^2/sigma^2, C^2/sigma^2) <= delta (`theory.ols_sigma`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "sigma")}
+    name: str
+    r: int
+    eps: float | None          # None when sigma is given, else set (`_target`)
+    delta: float | None
 
-    def _noise_params(self, eps=None, delta=None, C=None, sigma=None) -> dict:
+    def _noise_params(self, eps: float | None = None, delta: float | None = None, C: float | None = None,
+                      sigma: float | None = None) -> dict[str, Any]:
         return {**_target(eps, delta, sigma, self.name, C), "C": optional(as_positive, "C", C),
                 "sigma": optional(as_positive, "sigma", sigma)}
 
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
+        assert self.eps is not None and self.delta is not None  # given when sigma is not (`_target`)
         p = D.shape[1] - 1
         return float(theory.ols_sigma(self.eps, self.delta, self.r, p, row_norm_bound(D, self.C)))
 
@@ -94,8 +119,13 @@ class SheffetNoise(_RowNormBound):
     c1 the row-norm bound (`theory.sheffet_c2`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C")}
+    name: str
+    r: int
+    eps: float
+    delta: float
 
-    def _noise_params(self, eps=None, delta=None, C=None) -> dict:
+    def _noise_params(self, eps: float | None = None, delta: float | None = None,
+                      C: float | None = None) -> dict[str, Any]:
         return {**_target(eps, delta, None, self.name), "C": optional(as_positive, "C", C)}
 
     def noise_scale(self, D: np.ndarray) -> float:
@@ -108,8 +138,12 @@ class ISIT18Noise:
     The rule depends on the data through f(D), as the scheme prescribes (not fixed by `fixed_for`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta")}
+    name: str
+    r: int
+    eps: float
+    delta: float
 
-    def _noise_params(self, eps=None, delta=None) -> dict:
+    def _noise_params(self, eps: float | None = None, delta: float | None = None) -> dict[str, Any]:
         return _target(eps, delta, None, self.name)
 
     def noise_scale(self, D: np.ndarray) -> float:
@@ -120,8 +154,13 @@ class RPRelativeNoise(RPNoise):
     """M_RP^rel (Lu et al. 2023, NDIS, Fig. 12): no noise when l_S <= l*(eps, delta, r), else M_RP's sigma."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "tight")}
+    eps: float                 # required here (no sigma)
+    delta: float
+    leverage: float | None
 
-    def _noise_params(self, eps=None, delta=None, C=None, leverage=None, tight=False) -> dict:
+    # the scheme's own parameters, for its __init__ (no sigma, a leverage): not the base class's
+    def _noise_params(self, eps: float | None = None, delta: float | None = None,  # type: ignore[override]
+                      C: float | None = None, leverage: float | None = None, tight: bool = False) -> dict[str, Any]:
         params = super()._noise_params(eps, delta, C, tight)
         del params["sigma"]
         return {**params, "leverage": optional(as_leverage, "leverage", leverage)}
@@ -132,7 +171,7 @@ class RPRelativeNoise(RPNoise):
             return 0.0
         return super().noise_scale(D)
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
+    def _data_defaults(self, D: np.ndarray) -> dict[str, Any]:
         found = super()._data_defaults(D)
         return {**found, "leverage": float(np.max(theory.leverages(D)))} if self.leverage is None else found
 
@@ -143,8 +182,13 @@ class OLSRelativeNoise(OLSNoise):
     under the monotonicity of phi, `theory.worst_rows`)."""
 
     noise_docs = {k: _DOCS[k] for k in ("eps", "delta", "C", "leverage", "residual")}
+    eps: float                 # required here (no sigma)
+    delta: float
+    leverage: float | None
+    residual: float | None
 
-    def _noise_params(self, eps=None, delta=None, C=None, leverage=None, residual=None) -> dict:
+    def _noise_params(self, eps: float | None = None, delta: float | None = None, C: float | None = None,
+                      leverage: float | None = None, residual: float | None = None) -> dict[str, Any]:
         params = super()._noise_params(eps, delta, C)
         del params["sigma"]
         return {**params, "leverage": optional(as_leverage, "leverage", leverage),
@@ -159,7 +203,7 @@ class OLSRelativeNoise(OLSNoise):
             return 0.0
         return super().noise_scale(D)
 
-    def _data_defaults(self, D: np.ndarray) -> dict:
+    def _data_defaults(self, D: np.ndarray) -> dict[str, Any]:
         found = super()._data_defaults(D)
         if self.leverage is None or self.residual is None:
             leverages, residuals = theory.leverage_residual(D)

@@ -11,20 +11,21 @@ here. The factor comes from a thin QR of D, then a QR of [R; sigma I] (the appen
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import linalg
 
 from ndis import theory
-
 from ndis.core.validation import check_full_rank, memo
 
 
 def _augmented_r(D: np.ndarray, sigma: float) -> np.ndarray:
     """The R of a QR of [D; sigma I] (shape (min(n, d), d) when sigma == 0, else (d, d))."""
-    R = np.linalg.qr(D, mode="r")
+    # mode="r" returns R alone (numpy's stubs type every mode as the (Q, R) pair)
+    R = cast(np.ndarray, np.linalg.qr(D, mode="r"))
     if sigma > 0:
-        R = np.linalg.qr(np.vstack([R, sigma * np.eye(D.shape[1])]), mode="r")
+        R = cast(np.ndarray, np.linalg.qr(np.vstack([R, sigma * np.eye(D.shape[1])]), mode="r"))
     return R
 
 

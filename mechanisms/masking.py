@@ -21,14 +21,19 @@ The calibrations (Thm 3.2, Thm 3.4) are `theory.masking.thm32_sigma` and `thm34_
 
 from __future__ import annotations
 
+import itertools
+from typing import Any, cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
+from ndis.theory.gaussian_pair import GaussianLaw
 from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 
-from .base import Mechanism
-from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
+from .base import Draw, Mechanism
+from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
 
 
 # -- Haar sampling --------------------------------------------------------------------------------
@@ -53,7 +58,7 @@ def masked(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return haar_stiefel(Z.shape[0], Z.shape[1], Z.shape[2], rng) @ R
 
 
-def vech_gram(samples) -> np.ndarray:
+def vech_gram(samples: ArrayLike) -> np.ndarray:
     """Upper triangle (with diagonal) of Y^T Y per sample (n_samples, p(p+1)/2)."""
     samples = np.asarray(samples, dtype=float)
     gram = np.einsum("sni,snj->sij", samples, samples)
@@ -61,7 +66,7 @@ def vech_gram(samples) -> np.ndarray:
     return gram[:, rows, cols]
 
 
-def gram_error(X, Y, sigma) -> np.ndarray:
+def gram_error(X: ArrayLike, Y: ArrayLike, sigma: float) -> float | np.ndarray:
     """Relative Gram error ||Y^T Y - n sigma^2 I - X^T X||_F / ||X^T X||_F per release (our
     suggestion: [Masking] has no experiments beyond Table 1). Y: (n, p) or (k, n, p)."""
     X = as_data(X)
@@ -75,8 +80,8 @@ def gram_error(X, Y, sigma) -> np.ndarray:
 
 
 def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except x_1 = (1 - 1/sqrt(p)) 1_p
-    in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
+    """The candidate worst pair for (B)/(C) (derived here, not proven worst): all rows 0 except
+    x_1 = (1 - 1/sqrt(p)) 1_p in D and x'_1 = 1_p in D' (||x_1 - x'_1|| = 1, |x_ij| <= 1)."""
     D = np.zeros((as_int("n", n), as_int("p", p)))
     D_prime = D.copy()
     D[0] = 1.0 - 1.0 / np.sqrt(p)
@@ -86,11 +91,12 @@ def aligned_pair(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_bounded(D: np.ndarray) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > 1.0 + 1e-12:
-        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); rescale the data")
+        raise ValueError("the masking schemes of Ding et al. (2022) need every entry in [-1, 1] (eq. 6); "
+                         "rescale the data")
     return D
 
 
-def _calibration(name: str, sigma, eps, delta) -> dict:
+def _calibration(name: str, sigma: float | None, eps: float | None, delta: float | None) -> dict[str, float | None]:
     """Validated (sigma, eps, delta): an explicit sigma, or the eps and delta to calibrate it, not both."""
     params = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
               "delta": optional(as_probability, "delta", delta)}
@@ -110,14 +116,19 @@ class MaskNoiseOnly(NoisyRelease):
     neighbor = "replace"
     summary = "Ding et al. 2022 (A): X + C, C i.i.d. N(0, sigma^2) (eq. 3); sigma by Thm 3.2 or the analytic Gaussian"
     param_docs = {**_CAL_DOCS,
-                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of DP), 'thm3.2-necessary' or "
-                                 "'analytic' (exact (eps, delta)-DP Gaussian with sensitivity 1)",
+                  "calibration": "'thm3.2-sufficient' (default; a calibration of the paper's condition (5), not of "
+                                 "DP), 'thm3.2-necessary' or 'analytic' (exact (eps, delta)-DP Gaussian with "
+                                 "sensitivity 1)",
                   "focus": FOCUS_DOC}
+    calibration: str
+    _noise: float
 
-    def __init__(self, sigma=None, eps=None, delta=None, calibration="thm3.2-sufficient", focus=None):
-        params = {**_calibration(self.name, sigma, eps, delta),
-                  "calibration": as_choice("calibration", calibration, ("thm3.2-sufficient", "thm3.2-necessary", "analytic")),
-                  "focus": as_focus(focus)}
+    def __init__(self, sigma: float | None = None, eps: float | None = None, delta: float | None = None,
+                 calibration: str = "thm3.2-sufficient", focus: Focus | str | None = None) -> None:
+        choices = ("thm3.2-sufficient", "thm3.2-necessary", "analytic")
+        params: dict[str, Any] = {**_calibration(self.name, sigma, eps, delta),
+                                  "calibration": as_choice("calibration", calibration, choices),
+                                  "focus": as_focus(focus)}
         if params["sigma"] is not None:
             noise = params["sigma"]
         elif calibration == "analytic":
@@ -129,10 +140,10 @@ class MaskNoiseOnly(NoisyRelease):
     def noise_scale(self, D: np.ndarray) -> float:
         return self._noise
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         return _check_bounded(as_data(D))
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """replace: every change with ||Delta|| = 1 is equally bad (mu = 1/sigma); we move x_00 by 1
         towards the other side of 0 (stays in [-1, 1])."""
         relation = self._relation(relation)
@@ -148,11 +159,14 @@ class _Masked(Mechanism):
     """Shared parts of (B), (C) and blocks: calibration, data checks, Gram features, CLT law."""
 
     neighbor = "replace"
+    sigma: float | None
+    eps: float | None
+    delta: float | None
 
     def _blocks(self, n: int) -> list[slice]:
         return [slice(0, n)]
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         D = _check_bounded(as_data(D))
         smallest = min(b.stop - b.start for b in self._blocks(D.shape[0]))
         if smallest <= D.shape[1]:
@@ -163,18 +177,19 @@ class _Masked(Mechanism):
         """sigma_0 of Thm 3.4 with n = the smallest mask size (n_s for blocks)."""
         if self.sigma is not None:
             return self.sigma
+        assert self.eps is not None and self.delta is not None  # given when sigma is not (`_calibration`)
         smallest = min(b.stop - b.start for b in self._blocks(D.shape[0]))
         return thm34_sigma(self.eps, self.delta, smallest, D.shape[1])
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return as_data(D).shape
 
-    def features(self, samples) -> np.ndarray:
+    def features(self, samples: np.ndarray) -> np.ndarray:
         """vech(Y_b^T Y_b) of each masked block (sufficient, derived here); one block for (B)/(C)."""
         samples = np.asarray(samples, dtype=float)
         return np.concatenate([vech_gram(samples[:, b]) for b in self._blocks(samples.shape[1])], axis=1)
 
-    def output_law(self, D):
+    def output_law(self, D: ArrayLike) -> GaussianLaw | None:
         """Asymptotic (Wishart CLT, exact=False) normal law of `features`, block-diagonal over blocks."""
         D = self._check_data(D)
         sigma = self.noise_scale(D)
@@ -187,7 +202,7 @@ class _Masked(Mechanism):
             start += c.shape[0]
         return theory.GaussianLaw(mean, cov, copies=1, exact=False)
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """replace (a heuristic of ours): in the smallest block, the row of smallest norm moved
         radially outwards by up to 1 inside [-1, 1]^p (x = 0 moves along 1_p / sqrt(p)): this maximises
         the change of its squared norm, the noncentrality that drives the p = 1 and aligned cases."""
@@ -214,19 +229,19 @@ class MaskNoiseThenRotate(_Masked):
     summary = "Ding et al. 2022 (B): A (X + C), A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 4)"
     param_docs = dict(_CAL_DOCS)
 
-    def __init__(self, sigma=None, eps=None, delta=None):
+    def __init__(self, sigma: float | None = None, eps: float | None = None, delta: float | None = None) -> None:
         self._set(_calibration(self.name, sigma, eps, delta))
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         sigma = self.noise_scale(D)
         return (lambda k, rng: masked(D + sigma * rng.standard_normal((k, *D.shape)), rng)), D.shape, 2 * D.size
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         from scipy import stats
 
         sigma, n = self.noise_scale(D), D.shape[0]
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             return np.stack([stats.ortho_group.rvs(n, random_state=rng) @ (D + sigma * rng.standard_normal(D.shape))
                              for _ in range(k)])
 
@@ -238,34 +253,34 @@ class MaskRotateThenNoise(_Masked):
     summary = "Ding et al. 2022 (C): A X + C, A ~ Haar(O(n)) secret and fresh, sigma by Thm 3.4 (eq. 15)"
     param_docs = dict(_CAL_DOCS)
 
-    def __init__(self, sigma=None, eps=None, delta=None):
+    def __init__(self, sigma: float | None = None, eps: float | None = None, delta: float | None = None) -> None:
         self._set(_calibration(self.name, sigma, eps, delta))
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         sigma = self.noise_scale(D)
-        R = np.linalg.qr(D, mode="r")
+        R = cast(np.ndarray, np.linalg.qr(D, mode="r"))     # R alone (numpy's stubs: the (Q, R) pair)
         n, p = D.shape
         # Householder QR: Q (n x p) has orthonormal columns even for rank-deficient X, so A Q is Haar
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             V = haar_stiefel(k, n, p, rng)
             return V @ R + sigma * rng.standard_normal((k, n, p))
 
         return draw, D.shape, 2 * D.size
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         from scipy import stats
 
         sigma, n = self.noise_scale(D), D.shape[0]
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             return np.stack([stats.ortho_group.rvs(n, random_state=rng) @ D + sigma * rng.standard_normal(D.shape)
                              for _ in range(k)])
 
         return draw, D.shape, n * n
 
 
-def as_blocks(value):
+def as_blocks(value: object) -> int | tuple[int, ...]:
     """An int k (k nearly equal blocks) or a tuple of block sizes (also "30,40" from the CLI)."""
     if isinstance(value, str):
         value = tuple(int(v) for v in value.split(",") if v.strip())
@@ -277,34 +292,38 @@ def as_blocks(value):
 
 class MaskBlocks(_Masked):
     name = "mask-blk"
-    summary = "Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with n_s = min n_b"
+    summary = ("Ding et al. 2022 Sec. 4: diag(A_1..A_k)(X + C), independent Haar blocks; sigma by Thm 3.4 with "
+               "n_s = min n_b")
     param_docs = {**_CAL_DOCS, "blocks": "number of (nearly equal, consecutive) blocks, or the list of block sizes"}
+    blocks: int | tuple[int, ...]
 
-    def __init__(self, blocks, sigma=None, eps=None, delta=None):
+    def __init__(self, blocks: int | tuple[int, ...] | str, sigma: float | None = None, eps: float | None = None,
+                 delta: float | None = None) -> None:
         self._set({"blocks": as_blocks(blocks), **_calibration(self.name, sigma, eps, delta)})
 
     def _blocks(self, n: int) -> list[slice]:
-        sizes = self.blocks if isinstance(self.blocks, tuple) else [len(a) for a in np.array_split(np.arange(n), self.blocks)]
+        sizes = (self.blocks if isinstance(self.blocks, tuple)
+                 else [len(a) for a in np.array_split(np.arange(n), self.blocks)])
         if sum(sizes) != n:
             raise ValueError(f"the block sizes {tuple(sizes)} must add up to the number of rows n = {n}")
         edges = np.concatenate([[0], np.cumsum(sizes)])
-        return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+        return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             Z = D + sigma * rng.standard_normal((k, *D.shape))
             return np.concatenate([masked(Z[:, b], rng) for b in blocks], axis=1)
 
         return draw, D.shape, 2 * D.size
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         from scipy import stats
 
         sigma, blocks = self.noise_scale(D), self._blocks(D.shape[0])
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             out = np.empty((k, *D.shape))
             for s in range(k):
                 A = np.zeros((D.shape[0], D.shape[0]))

@@ -14,11 +14,13 @@ law is returned for n*d <= DENSE_LIMIT only.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis import theory
-
-from .base import Mechanism, noise_variance
 from ndis.core.validation import as_data, as_int
+from ndis.theory.gaussian_pair import GaussianLaw
+
+from .base import Draw, Mechanism, noise_variance
 
 #: Largest n*d for which output_law without a focus builds the dense (n*d)^2 covariance.
 DENSE_LIMIT = 4096
@@ -27,7 +29,11 @@ FOCUS_DOC = ("None, a row index i, or 'i,j': output_law and features then descri
              "Y[i, j], the sufficient coordinates for neighbours differing there (default None)")
 
 
-def as_focus(value):
+#: The focus of a release: a row index i or an entry (i, j).
+Focus = int | tuple[int, int]
+
+
+def as_focus(value: object) -> Focus | None:
     """None, an int row index, or an (i, j) pair (also "i" / "i,j" strings from the CLI)."""
     if value is None:
         return None
@@ -35,28 +41,30 @@ def as_focus(value):
         parts = [p for p in value.replace("(", "").replace(")", "").split(",") if p.strip()]
         value = tuple(int(p) for p in parts)
     if isinstance(value, (tuple, list, np.ndarray)):
-        value = tuple(as_int("focus", v, minimum=0) for v in value)
-        if len(value) == 1:
-            return value[0]
-        if len(value) != 2:
-            raise ValueError(f"focus must be a row index i or an entry (i, j), got {value!r}")
-        return value
+        entries = tuple(as_int("focus", v, minimum=0) for v in value)
+        if len(entries) == 1:
+            return entries[0]
+        if len(entries) != 2:
+            raise ValueError(f"focus must be a row index i or an entry (i, j), got {entries!r}")
+        return entries[0], entries[1]
     return as_int("focus", value, minimum=0)
 
 
 class NoisyRelease(Mechanism):
     """Y = D + sigma N with sigma = self.noise_scale(D); subclasses supply the calibration."""
 
+    focus: Focus | None
+
     def noise_scale(self, D: np.ndarray) -> float:
         raise NotImplementedError
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return as_data(D).shape
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         sigma = self.noise_scale(D)
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             out = rng.standard_normal((k, *D.shape))
             out *= sigma
             out += D
@@ -64,11 +72,11 @@ class NoisyRelease(Mechanism):
 
         return draw, D.shape, 8 * D.size    # small chunks: the batch is memory-bound
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """One noise matrix per release, added entry by entry as eq. 8 / eq. 3 write it."""
         sigma = self.noise_scale(D)
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             out = np.empty((k, *D.shape))
             for s in range(k):
                 noise = rng.standard_normal(D.shape)
@@ -77,7 +85,7 @@ class NoisyRelease(Mechanism):
 
         return draw, D.shape, D.size
 
-    def _focus_index(self, shape):
+    def _focus_index(self, shape: tuple[int, ...]) -> tuple[int, ...] | None:
         focus = self.focus
         if focus is None:
             return None
@@ -86,7 +94,7 @@ class NoisyRelease(Mechanism):
             raise ValueError(f"focus={focus!r} is outside a dataset of shape {shape}")
         return (i,) if isinstance(focus, int) else focus
 
-    def output_law(self, D):
+    def output_law(self, D: ArrayLike) -> GaussianLaw | None:
         """Exact N(vec D, sigma^2 I) of Y, or of Y[focus] when a focus is set."""
         D = as_data(D)
         sigma = self.noise_scale(D)
@@ -98,7 +106,7 @@ class NoisyRelease(Mechanism):
                              "coordinates (sufficient for the pair), e.g. mech.focused(D, relation)")
         return theory.GaussianLaw(mean, noise_variance(sigma) * np.eye(mean.size), copies=1, exact=True)
 
-    def focused(self, D, relation=None) -> "NoisyRelease":
+    def focused(self, D: ArrayLike, relation: str | None = None) -> NoisyRelease:
         """This mechanism focused on the coordinates its worst neighbour of D changes: the entry (i, j)
         if one entry changes, else the row i."""
         found = self.worst_neighbor(D, relation)
@@ -111,15 +119,15 @@ class NoisyRelease(Mechanism):
         changed = np.argwhere(D != D_prime)
         return self.with_params(focus=tuple(int(v) for v in changed[0]) if len(changed) == 1 else int(i))
 
-    def features(self, samples) -> np.ndarray:
+    def features(self, samples: np.ndarray) -> np.ndarray:
         """Y[:, focus] when a focus is set (sufficient), else the flattened release."""
         samples = np.asarray(samples, dtype=float)
         index = None if self.focus is None else self._focus_index(samples.shape[1:])
         if index is None:
             return samples.reshape(samples.shape[0], -1)
-        return samples[(slice(None), *index)].reshape(samples.shape[0], -1)
+        return samples[(slice(None),) + index].reshape(samples.shape[0], -1)
 
-    def mu(self, D, D_prime) -> float:
+    def mu(self, D: ArrayLike, D_prime: ArrayLike) -> float:
         """||D - D'||_F / sigma: the pair is the Gaussian mechanism with this mu (Balle & Wang 2018)."""
         D, D_prime = as_data(D), as_data(D_prime)
         if D.shape != D_prime.shape:

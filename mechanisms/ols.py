@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ndis import theory
+from ndis.core.validation import as_int
 
 from .als import SketchedLS
+from .base import Draw
 from .calibration import OLSNoise, OLSRelativeNoise
-from ndis.core.validation import as_int
 
 _R_DOC = {"r": "sketch size of the ALS whose limit is sampled (int > p + 1)"}
 
@@ -23,12 +24,12 @@ class _NormalLimitLS(SketchedLS):
 
     law_is_exact = True
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         _, ls = self._solution(D)
         factor = ls.R_inv.T * (ls.residual_norm / np.sqrt(self.r))
         return (lambda k, rng: ls.x + rng.standard_normal((k, ls.p)) @ factor), (ls.p,), ls.p
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """M_OLS as NDIS, Fig. 4, writes it: form D~, solve OLS, invert B~^T B~, sample the normal."""
         sigma, _ = self._solution(D)
         tilde = theory.augment(D, sigma)
@@ -44,14 +45,17 @@ class NoisyOLS(OLSNoise, _NormalLimitLS):
     summary = "M_OLS, a sample of the ALS limit normal of [D; sigma I_{p+1}] (Lu et al. 2023, NDIS, Fig. 4, Theorem 5)"
     param_docs = {**_R_DOC, **OLSNoise.noise_docs}
 
-    def __init__(self, r, eps=None, delta=None, C=None, sigma=None):
+    def __init__(self, r: int, eps: float | None = None, delta: float | None = None, C: float | None = None,
+                 sigma: float | None = None) -> None:
         self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, sigma)})
 
 
 class RelativeOLS(OLSRelativeNoise, _NormalLimitLS):
     name = "m-ols-rel"
-    summary = "M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (Lu et al. 2023, NDIS, Fig. 13)"
+    summary = ("M_OLS^rel, the unregularised ALS limit when phi(l_S, e_S) <= delta, else M_OLS (Lu et al. 2023, NDIS, "
+               "Fig. 13)")
     param_docs = {**_R_DOC, **OLSRelativeNoise.noise_docs}
 
-    def __init__(self, r, eps, delta, C=None, leverage=None, residual=None):
+    def __init__(self, r: int, eps: float, delta: float, C: float | None = None, leverage: float | None = None,
+                 residual: float | None = None) -> None:
         self._set({"r": as_int("r", r), **self._noise_params(eps, delta, C, leverage, residual)})

@@ -7,6 +7,8 @@ import importlib
 import inspect
 import pathlib
 import sys
+from types import ModuleType
+from typing import Any
 
 from .als import ApproximateLeastSquares, ISIT18LeastSquares, NoisyALS, RelativeALS, RPLeastSquares, SheffetLeastSquares
 from .base import Mechanism
@@ -14,9 +16,15 @@ from .gaussian import GaussianLS, GaussianMechanism
 from .isit18 import ISIT18AdditiveNoise, ISIT18Projection
 from .masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise
 from .ols import NoisyOLS, RelativeOLS
+from .rp import (
+    NoisyLinearCombination,
+    NoisyProjection,
+    RandomLinearCombination,
+    RandomProjection,
+    RelativeProjection,
+    SheffetProjection,
+)
 from .sketching import LTMGauss, LTMLaplace, LTMLocal, LTMLowRank, LTMRidge
-from .rp import (NoisyLinearCombination, NoisyProjection, RandomLinearCombination, RandomProjection, RelativeProjection,
-                 SheffetProjection)
 from .zoo import CLASSES as ZOO
 
 _CLASSES: tuple[type[Mechanism], ...] = (
@@ -49,7 +57,7 @@ def parameters(name: str) -> tuple[str, ...]:
     return tuple(_lookup(name).param_docs)
 
 
-def get(name: str, **params) -> Mechanism:
+def get(name: str, **params: Any) -> Mechanism:
     """The mechanism registered as `name`, constructed with `params` (validated)."""
     cls = _lookup(name)
     unknown = sorted(set(params) - set(cls.param_docs))
@@ -59,7 +67,8 @@ def get(name: str, **params) -> Mechanism:
     missing = [arg.name for arg in inspect.signature(cls).parameters.values()
                if arg.default is inspect.Parameter.empty and arg.name not in params]
     if missing:
-        raise ValueError(f"{name} needs the parameter(s) {', '.join(missing)}; its parameters are: {', '.join(cls.param_docs)}")
+        raise ValueError(f"{name} needs the parameter(s) {', '.join(missing)}; its parameters are: "
+                         f"{', '.join(cls.param_docs)}")
     return cls(**params)
 
 
@@ -71,7 +80,7 @@ def describe() -> dict[str, str]:
     }
 
 
-def resolve(spec: str, **params):
+def resolve(spec: str, **params: Any) -> Any:
     """The mechanism named by `spec`: a registered name (`get(spec, **params)`) or a third-party
     `module.path:attribute`.
 
@@ -94,12 +103,14 @@ def resolve(spec: str, **params):
         if not callable(target):
             raise ValueError(f"{spec} is not callable, so it cannot take parameters {sorted(params)}")
         bound = functools.partial(target, **params)  # its signature is the partial's: kinds are detected right
-        bound.__name__, bound.__doc__ = getattr(target, "__name__", spec), getattr(target, "__doc__", None)
+        # a partial object takes attributes: named and documented after the target
+        bound.__name__ = getattr(target, "__name__", spec)  # type: ignore[attr-defined]
+        bound.__doc__ = getattr(target, "__doc__", None)
         return bound
     return target
 
 
-def _import_plug_in(module_name: str, spec: str):
+def _import_plug_in(module_name: str, spec: str) -> ModuleType:
     """The module `module_name`, imported as installed; when no module of that name is found on
     `sys.path`, the working directory is appended to it (after every installed package, so that a
     user's `theory.py` or `mechanisms.py` never shadows a module ndis relies on) and the import is

@@ -22,20 +22,32 @@ mean shift: the Gaussian mechanism with mu^2 = (||Delta||^2 / sigma^2) sum_{k in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis import theory
+from ndis.theory.gaussian_pair import GaussianLaw
 from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
 if TYPE_CHECKING:
     from scipy import sparse
 
-from .base import Mechanism, noise_variance
-from .noisy_release import FOCUS_DOC, NoisyRelease, as_focus
-from ndis.core.validation import (as_bool, as_choice, as_data, as_int, as_positive, as_probability, one_setting,
-                                  optional)
+from ndis.core.validation import (
+    Seed,
+    as_bool,
+    as_choice,
+    as_data,
+    as_int,
+    as_positive,
+    as_probability,
+    one_setting,
+    optional,
+)
+
+from .base import Draw, Mechanism, noise_variance
+from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
 
 
 # -- public sketches ----------------------------------------------------------------------------
@@ -74,7 +86,7 @@ class Sketch:
         return np.sum(1.0 / self.counts()[self.rows], axis=1)
 
 
-def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
+def osnap_sketch(m: int, n: int, s: int, seed: Seed) -> Sketch:
     """D^sketch_{m,n,s} ([LTM] Def. 2.1): per column s distinct uniform rows with fair signs."""
     if s > m:
         raise ValueError(f"the sparsity s={s} cannot exceed the sketch size m={m}")
@@ -83,7 +95,7 @@ def osnap_sketch(m: int, n: int, s: int, seed) -> Sketch:
     return Sketch(rows=rows, signs=rng.choice([-1.0, 1.0], size=(n, s)), m=m)
 
 
-def dense_sketch(m: int, n: int, seed) -> Sketch:
+def dense_sketch(m: int, n: int, seed: Seed) -> Sketch:
     """Dense Rademacher S with s = m pieces, each S_l with exactly n/m clients per row ([LTM] Thm 3.5): a
     random partition into m groups; client i of group g sends piece l to row (l + g) mod m."""
     if n % m:
@@ -97,7 +109,8 @@ def dense_sketch(m: int, n: int, seed) -> Sketch:
 
 def _check_eta(D: np.ndarray, eta: float) -> np.ndarray:
     if np.max(np.abs(D), initial=0.0) > eta * (1 + 1e-12):
-        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got max |entry| {np.max(np.abs(D)):.4g}")
+        raise ValueError(f"the LTM sketches of Burkhardt et al. (2025) need every entry bounded by eta={eta:g}; got "
+                         f"max |entry| {np.max(np.abs(D)):.4g}")
     return D
 
 
@@ -118,15 +131,30 @@ _COMMON_DOCS = {
 class LTMGauss(Mechanism):
     name = "ltm-gauss"
     neighbor = "replace"
-    summary = "Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), sigma by eq. 4"
-    param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)", "s": "nonzeros per column of S (default 1: CountSketch)",
+    summary = ("Burkhardt et al. 2025 Thm 3.4: sparse public sketch S of the clients' Gaussian-noised rows (m x d), "
+               "sigma by eq. 4")
+    param_docs = {**_COMMON_DOCS, "delta": "target delta in (0, 1)",
+                  "s": "nonzeros per column of S (default 1: CountSketch)",
                   "sigma_rule": "'paper_eq4' (as printed, default) or 'consistent_2eta' (4x the variance)",
                   "p": "interpolation exponent: sigma^2 = sigma_eq4^2 n^{1-p} (default 1 = eq. 4)",
-                  "sigma": "explicit client noise standard deviation, instead of eps (delta may still set the zero-output rule)",
+                  "sigma": "explicit client noise standard deviation, instead of eps (delta may still set the "
+                           "zero-output rule)",
                   "enforce_min_n": "release 0 when n <= 8 m ln(dm/delta) + s + t' (default true)"}
+    m: int
+    eps: float | None
+    delta: float | None
+    eta: float
+    s: int
+    sketch_seed: int
+    t_prime: int
+    sigma_rule: str
+    p: float
+    sigma: float | None
+    enforce_min_n: bool
 
-    def __init__(self, m, eps=None, delta=None, eta=1.0, s=1, sketch_seed=0, t_prime=0, sigma_rule="paper_eq4",
-                 p=1.0, sigma=None, enforce_min_n=True):
+    def __init__(self, m: int, eps: float | None = None, delta: float | None = None, eta: float = 1.0, s: int = 1,
+                 sketch_seed: int = 0, t_prime: int = 0, sigma_rule: str = "paper_eq4", p: float = 1.0,
+                 sigma: float | None = None, enforce_min_n: bool = True) -> None:
         target = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
                   "delta": optional(as_probability, "delta", delta)}
         one_setting(self.name, target, ("sigma",), ("eps", "delta"), shared=("delta",))  # delta: the zero-output rule
@@ -149,17 +177,18 @@ class LTMGauss(Mechanism):
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
+        assert self.eps is not None and self.delta is not None  # given when sigma is not (`one_setting`)
         n, d = D.shape
         variance = eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d, self.t_prime, self.sigma_rule)
         return float(np.sqrt(variance * float(n) ** (1.0 - self.p)))
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         return _check_eta(as_data(D), self.eta)
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return (self.m, as_data(D).shape[1])
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         shape = (self.m, D.shape[1])
         if self.silent(D):
             return (lambda k, rng: np.zeros((k, *shape))), shape, 1
@@ -168,7 +197,7 @@ class LTMGauss(Mechanism):
         scale = self.noise_scale(D) * np.sqrt(S.counts() / S.s)[:, None]
         return (lambda k, rng: mean + scale * rng.standard_normal((k, *shape))), shape, D.size // D.shape[0] * self.m
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """Alg. 1: every client adds s fresh noise vectors; the servers sum (1/sqrt s) sum_l S_l (A + G_l)."""
         shape = (self.m, D.shape[1])
         if self.silent(D):
@@ -177,7 +206,7 @@ class LTMGauss(Mechanism):
         pieces = [S.piece(l) for l in range(S.s)]
         sigma = self.noise_scale(D)
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             out = np.empty((k, *shape))
             for t in range(k):
                 out[t] = sum(P @ (D + sigma * rng.standard_normal(D.shape)) for P in pieces) / np.sqrt(S.s)
@@ -185,7 +214,7 @@ class LTMGauss(Mechanism):
 
         return draw, shape, D.size * S.s
 
-    def output_law(self, D):
+    def output_law(self, D: ArrayLike) -> GaussianLaw | None:
         """Exact given S: N(vec(S A), diag(sigma^2 T_k / s) per entry (k, j)), row-major (derived here)."""
         D = self._check_data(D)
         if self.silent(D):
@@ -195,13 +224,13 @@ class LTMGauss(Mechanism):
         variance = np.repeat(noise_variance(self.noise_scale(D)) * S.counts() / S.s, D.shape[1])
         return theory.GaussianLaw((S.matrix() @ D).reshape(-1), np.diag(variance), copies=1, exact=True)
 
-    def mu(self, D, i: int, new_row) -> float:
+    def mu(self, D: ArrayLike, i: int, new_row: ArrayLike) -> float:
         """mu of replacing row i by new_row: ||Delta|| sqrt(sum_{k in rows(i)} 1/T_k) / sigma (derived here)."""
         D = self._check_data(D)
         delta = D[i] - np.asarray(new_row, dtype=float)
         return float(np.linalg.norm(delta) * np.sqrt(self.sketch(D.shape[0]).row_weight()[i]) / self.noise_scale(D))
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """replace: the client i* maximising sum_{k in rows(i)} 1/T_k (the smallest bucket for s = 1),
         its row replaced by -eta sign(a_i*) (set a_i* = eta 1 for the global worst pair)."""
         relation = self._relation(relation)
@@ -217,11 +246,20 @@ class LTMGauss(Mechanism):
 class LTMLaplace(Mechanism):
     name = "ltm-laplace"
     neighbor = "replace"
-    summary = "Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised rows (m x d)"
+    summary = ("Burkhardt et al. 2025 Thm 3.5: dense public Rademacher sketch of the clients' Gamma-difference-noised "
+               "rows (m x d)")
     param_docs = {**_COMMON_DOCS, "scale": "'theorem' (b = 2 eta m^2 d / eps, default) or 'experiment' (b = 1/eps)",
                   "b": "explicit Laplace scale, instead of eps"}
+    m: int
+    eps: float | None
+    eta: float
+    sketch_seed: int
+    t_prime: int
+    scale: str
+    b: float | None
 
-    def __init__(self, m, eps=None, eta=1.0, sketch_seed=0, t_prime=0, scale="theorem", b=None):
+    def __init__(self, m: int, eps: float | None = None, eta: float = 1.0, sketch_seed: int = 0, t_prime: int = 0,
+                 scale: str = "theorem", b: float | None = None) -> None:
         noise = {"b": optional(as_positive, "b", b), "eps": optional(as_positive, "eps", eps)}
         one_setting(self.name, noise, ("b",), ("eps",))
         self._set({"m": as_int("m", m), "eps": noise["eps"], "eta": as_positive("eta", eta),
@@ -233,7 +271,10 @@ class LTMLaplace(Mechanism):
         return dense_sketch(self.m, n, self.sketch_seed)
 
     def laplace_b(self, D: np.ndarray) -> float:
-        return self.b if self.b is not None else laplace_scale(self.eps, self.eta, self.m, D.shape[1], self.scale)
+        if self.b is not None:
+            return self.b
+        assert self.eps is not None  # given when b is not (`one_setting`)
+        return laplace_scale(self.eps, self.eta, self.m, D.shape[1], self.scale)
 
     def _shape(self, n: int) -> float:
         per_row = n // self.m
@@ -241,35 +282,35 @@ class LTMLaplace(Mechanism):
             raise ValueError(f"t'={self.t_prime} must be below n/m = {per_row}")
         return 1.0 / (per_row - self.t_prime)
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         D = _check_eta(as_data(D), self.eta)
         self.sketch(D.shape[0])
         return D
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return (self.m, as_data(D).shape[1])
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """Each S_l row sums n/m client Gamma differences: by Gamma additivity one difference of
         Gamma(n/m * shape, b) variables per (piece, row, column) (a Laplace(b) when t' = 0)."""
         n, d = D.shape
         m, b, total = self.m, self.laplace_b(D), (n // self.m) * self._shape(n)
         mean = self.sketch(n).matrix() @ D
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             g = rng.gamma(total, b, size=(k, m, m, d)) - rng.gamma(total, b, size=(k, m, m, d))
             return mean + g.sum(axis=1) / np.sqrt(m)
 
         return draw, (m, d), 2 * m * m * d
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         """Every client draws m noise vectors of Gamma(1/(n/m - t'), b) differences (eq. 3)."""
         n, d = D.shape
         S = self.sketch(n)
         pieces = [S.piece(l) for l in range(S.s)]
         b, shape = self.laplace_b(D), self._shape(n)
 
-        def draw(k, rng):
+        def draw(k: int, rng: np.random.Generator) -> np.ndarray:
             out = np.empty((k, self.m, d))
             for t in range(k):
                 out[t] = sum(P @ (D + rng.gamma(shape, b, size=(n, d)) - rng.gamma(shape, b, size=(n, d)))
@@ -278,7 +319,7 @@ class LTMLaplace(Mechanism):
 
         return draw, (self.m, d), 2 * n * d * self.m
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """replace: the noise is the same for every client, so the row with the largest possible
         L1 change, sum_j (eta + |a_ij|), replaced by -eta sign(a_i)."""
         relation = self._relation(relation)
@@ -292,18 +333,20 @@ class LTMLaplace(Mechanism):
 
 
 # -- analyses on the sketch ---------------------------------------------------------------------
-_SKETCH_PARAMS = ("m", "eps", "delta", "eta", "s", "sketch_seed", "t_prime", "sigma_rule", "p", "sigma", "enforce_min_n",
-                  "scale", "b")
+_SKETCH_PARAMS = ("m", "eps", "delta", "eta", "s", "sketch_seed", "t_prime", "sigma_rule", "p", "sigma",
+                  "enforce_min_n", "scale", "b")
 
 
 class _SketchAnalysis(Mechanism):
     """A post-processing of `ltm-gauss` (noise="gauss") or `ltm-laplace` (noise="laplace")."""
 
     neighbor = "replace"
+    noise: str
+    inner: LTMGauss | LTMLaplace
 
-    def _init(self, noise, extra: dict, sketch: dict) -> None:
+    def _init(self, noise: str, extra: dict[str, Any], sketch: dict[str, Any]) -> None:
         noise = as_choice("noise", noise, ("gauss", "laplace"))
-        allowed = {"gauss": LTMGauss, "laplace": LTMLaplace}[noise]
+        allowed: type[LTMGauss] | type[LTMLaplace] = {"gauss": LTMGauss, "laplace": LTMLaplace}[noise]
         given = {k: v for k, v in sketch.items() if v is not None}
         unknown = sorted(set(given) - set(allowed.param_docs))
         if unknown:
@@ -311,18 +354,22 @@ class _SketchAnalysis(Mechanism):
         inner = allowed(**given)
         self._set({"noise": noise, **extra, **given}, inner=inner)
 
-    def _fast(self, D):
+    def _fast(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         draw, shape, cost = self.inner._fast(self._sketched(D))
         return (lambda k, rng: self._analyse(draw(k, rng), D)), self.output_shape(D), cost
 
-    def _literal(self, D):
+    def _literal(self, D: np.ndarray) -> tuple[Draw, tuple[int, ...], int]:
         draw, shape, cost = self.inner._literal(self._sketched(D))
         return (lambda k, rng: self._analyse(draw(k, rng), D)), self.output_shape(D), cost
 
     def _sketched(self, D: np.ndarray) -> np.ndarray:
         return self.inner._check_data(D)
 
-    def worst_neighbor(self, D, relation=None):
+    def _analyse(self, sketches: np.ndarray, D: np.ndarray) -> np.ndarray:
+        """The analysis of k sketches (k, m, d) of D."""
+        raise NotImplementedError
+
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         return self.inner.worst_neighbor(D, relation)
 
 
@@ -337,17 +384,21 @@ def _sign_fixed(V: np.ndarray) -> np.ndarray:
 
 class LTMLowRank(_SketchAnalysis):
     name = "ltm-lra"
-    summary = "Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or 'laplace')"
+    summary = ("Burkhardt et al. 2025 A_k: top-k right singular vectors X' (d x k) of the LTM sketch (noise='gauss' or "
+               "'laplace')")
     param_docs = {"k": "target rank (int >= 1)", "noise": "'gauss' (ltm-gauss, default) or 'laplace' (ltm-laplace)",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
+    k: int
 
-    def __init__(self, k, m, noise="gauss", eps=None, delta=None, eta=1.0, s=None, sketch_seed=0, t_prime=0,
-                 sigma_rule=None, p=None, sigma=None, enforce_min_n=None, scale=None, b=None):
+    def __init__(self, k: int, m: int, noise: str = "gauss", eps: float | None = None, delta: float | None = None,
+                 eta: float = 1.0, s: int | None = None, sketch_seed: int = 0, t_prime: int = 0,
+                 sigma_rule: str | None = None, p: float | None = None, sigma: float | None = None,
+                 enforce_min_n: bool | None = None, scale: str | None = None, b: float | None = None) -> None:
         sketch = dict(m=m, eps=eps, delta=delta, eta=eta, s=s, sketch_seed=sketch_seed, t_prime=t_prime,
                       sigma_rule=sigma_rule, p=p, sigma=sigma, enforce_min_n=enforce_min_n, scale=scale, b=b)
         self._init(noise, {"k": as_int("k", k)}, sketch)
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return (as_data(D).shape[1], self.k)
 
     def _analyse(self, sketches: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -356,7 +407,7 @@ class LTMLowRank(_SketchAnalysis):
         _, _, Vt = np.linalg.svd(sketches, full_matrices=False)
         return _sign_fixed(np.swapaxes(Vt[:, : self.k], 1, 2))
 
-    def features(self, samples) -> np.ndarray:
+    def features(self, samples: np.ndarray) -> np.ndarray:
         """vech of the projector X' X'^T (sign-free)."""
         samples = np.asarray(samples, dtype=float)
         proj = samples @ np.swapaxes(samples, 1, 2)
@@ -364,7 +415,7 @@ class LTMLowRank(_SketchAnalysis):
         return proj[:, rows, cols]
 
 
-def lra_error(D, Xp, k=None) -> np.ndarray:
+def lra_error(D: ArrayLike, Xp: ArrayLike, k: int | None = None) -> float | np.ndarray:
     """psi = (||A - A X' X'^T||_F^2 - ||A - A X_k X_k^T||_F^2) / n ([LTM] Sec. 5) for one X' (d, k)
     or a batch (t, d, k)."""
     A = as_data(D)
@@ -382,12 +433,16 @@ def lra_error(D, Xp, k=None) -> np.ndarray:
 
 class LTMRidge(_SketchAnalysis):
     name = "ltm-ridge"
-    summary = "Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM sketch of [A, b]"
+    summary = ("Burkhardt et al. 2025 A_lambda: ridge regression argmin ||A~ x - b~||^2 + lambda ||x||^2 on the LTM "
+               "sketch of [A, b]")
     param_docs = {"lam": "ridge parameter lambda (> 0)", "noise": "'gauss' (default) or 'laplace'",
                   **{key: f"passed to the sketch mechanism ({key})" for key in _SKETCH_PARAMS}}
+    lam: float
 
-    def __init__(self, lam, m, noise="gauss", eps=None, delta=None, eta=1.0, s=None, sketch_seed=0, t_prime=0,
-                 sigma_rule=None, p=None, sigma=None, enforce_min_n=None, scale=None, b=None):
+    def __init__(self, lam: float, m: int, noise: str = "gauss", eps: float | None = None, delta: float | None = None,
+                 eta: float = 1.0, s: int | None = None, sketch_seed: int = 0, t_prime: int = 0,
+                 sigma_rule: str | None = None, p: float | None = None, sigma: float | None = None,
+                 enforce_min_n: bool | None = None, scale: str | None = None, b: float | None = None) -> None:
         sketch = dict(m=m, eps=eps, delta=delta, eta=eta, s=s, sketch_seed=sketch_seed, t_prime=t_prime,
                       sigma_rule=sigma_rule, p=p, sigma=sigma, enforce_min_n=enforce_min_n, scale=scale, b=b)
         self._init(noise, {"lam": as_positive("lam", lam)}, sketch)
@@ -395,7 +450,7 @@ class LTMRidge(_SketchAnalysis):
     def _sketched(self, D: np.ndarray) -> np.ndarray:
         return self.inner._check_data(as_data(D, min_cols=2))
 
-    def output_shape(self, D) -> tuple:
+    def output_shape(self, D: ArrayLike) -> tuple[int, ...]:
         return (as_data(D, min_cols=2).shape[1] - 1,)
 
     def _analyse(self, sketches: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -404,12 +459,15 @@ class LTMRidge(_SketchAnalysis):
         return np.linalg.solve(gram, np.einsum("tmd,tm->td", A, b)[..., None])[..., 0]
 
 
-def ridge_error(D, x, lam) -> np.ndarray:
+def ridge_error(D: ArrayLike, x: ArrayLike, lam: float) -> float | np.ndarray:
     """phi = (||A x - b||^2 + lam ||x||^2) / (||A x_opt - b||^2 + lam ||x_opt||^2) ([LTM] Sec. 5)."""
     D = as_data(D, min_cols=2)
     A, b = D[:, :-1], D[:, -1]
     x_opt = np.linalg.solve(A.T @ A + lam * np.eye(A.shape[1]), A.T @ b)
-    cost = lambda x: np.sum((x @ A.T - b) ** 2, axis=-1) + lam * np.sum(x**2, axis=-1)
+
+    def cost(x: np.ndarray) -> np.ndarray:
+        return np.sum((x @ A.T - b) ** 2, axis=-1) + lam * np.sum(x**2, axis=-1)
+
     return cost(np.asarray(x, dtype=float)) / float(cost(x_opt))
 
 
@@ -423,8 +481,18 @@ class LTMLocal(NoisyRelease):
                   "m": "sketch size for 'interpolate'", "s": "sketch sparsity for 'interpolate' (default 1)",
                   "p": "interpolation exponent (default 0 = local end)", "sigma": "explicit noise standard deviation",
                   "focus": FOCUS_DOC}
+    eps: float | None
+    delta: float | None
+    eta: float
+    sigma_rule: str
+    m: int | None
+    s: int
+    p: float
+    sigma: float | None
 
-    def __init__(self, eps=None, delta=None, eta=1.0, sigma_rule="textbook", m=None, s=1, p=0.0, sigma=None, focus=None):
+    def __init__(self, eps: float | None = None, delta: float | None = None, eta: float = 1.0,
+                 sigma_rule: str = "textbook", m: int | None = None, s: int = 1, p: float = 0.0,
+                 sigma: float | None = None, focus: Focus | str | None = None) -> None:
         target = {"sigma": optional(as_positive, "sigma", sigma), "eps": optional(as_positive, "eps", eps),
                   "delta": optional(as_probability, "delta", delta)}
         one_setting(self.name, target, ("sigma",), ("eps", "delta"))
@@ -432,22 +500,26 @@ class LTMLocal(NoisyRelease):
         if rule == "interpolate" and m is None and sigma is None:
             raise ValueError("sigma_rule='interpolate' needs the sketch size m")
         self._set({"eps": target["eps"], "delta": target["delta"],
-                   "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m), "s": as_int("s", s),
+                   "eta": as_positive("eta", eta), "sigma_rule": rule, "m": optional(as_int, "m", m),
+                   "s": as_int("s", s),
                    "p": float(as_positive("p", p, allow_zero=True)), "sigma": target["sigma"],
                    "focus": as_focus(focus)})
 
     def noise_scale(self, D: np.ndarray) -> float:
         if self.sigma is not None:
             return self.sigma
+        assert self.eps is not None and self.delta is not None  # given when sigma is not (`one_setting`)
         n, d = D.shape
         if self.sigma_rule == "textbook":
             return float(np.sqrt(local_variance(self.eps, self.delta, self.eta, d)))
-        return float(np.sqrt(eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d) * float(n) ** (1 - self.p)))
+        assert self.m is not None  # 'interpolate' without sigma needs m (checked in __init__)
+        variance = eq4_variance(self.eps, self.delta, self.eta, self.m, self.s, n, d)
+        return float(np.sqrt(variance * float(n) ** (1 - self.p)))
 
-    def _check_data(self, D) -> np.ndarray:
+    def _check_data(self, D: ArrayLike) -> np.ndarray:
         return _check_eta(as_data(D), self.eta)
 
-    def worst_neighbor(self, D, relation=None):
+    def worst_neighbor(self, D: ArrayLike, relation: str | None = None) -> tuple[int, np.ndarray] | None:
         """replace: the row with the largest ||a_i - (-eta sign a_i)||, replaced by -eta sign(a_i)."""
         relation = self._relation(relation)
         if relation != "replace":

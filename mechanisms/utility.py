@@ -8,11 +8,12 @@ array with one value per output.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis.core.validation import as_data
 
 
-def _batch(S, D: np.ndarray) -> tuple[np.ndarray, bool]:
+def _batch(S: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, bool]:
     S = np.asarray(S, dtype=float)
     single = S.ndim == 2
     S = S[None] if single else S
@@ -21,11 +22,11 @@ def _batch(S, D: np.ndarray) -> tuple[np.ndarray, bool]:
     return S, single
 
 
-def _unbatch(values: np.ndarray, single: bool):
+def _unbatch(values: np.ndarray, single: bool) -> float | np.ndarray:
     return float(values[0]) if single else values
 
 
-def pdr(D, S):
+def pdr(D: ArrayLike, S: ArrayLike) -> float | np.ndarray:
     """Pairwise distance ratio: mean over column pairs j < k of ||P_j - P_k|| / ||D_j - D_k||, with
     P = S / sqrt(r) (Lu et al. 2023, NDIS, Tables I, III). 1 is perfect."""
     D = as_data(D, min_cols=2)
@@ -35,7 +36,7 @@ def pdr(D, S):
     return _unbatch(np.mean(sketched / np.linalg.norm(D[:, j] - D[:, k], axis=0), axis=1), single)
 
 
-def dpr(D, S, biased: bool = False):
+def dpr(D: ArrayLike, S: ArrayLike, biased: bool = False) -> float | np.ndarray:
     """Dot product ratio: Pearson correlation of the d^2 entries of D^T D and of P^T P, P = S/sqrt(r)
     (NDIS, Tables I, III). biased=True gives the papers' variant cov_ddof1 / (std_ddof0 std_ddof0) = Pearson
     N/(N-1), N = d^2 (derived here from the papers' code), which can exceed 1 (Flight: 1.123)."""
@@ -48,7 +49,7 @@ def dpr(D, S, biased: bool = False):
     return _unbatch(pearson * (x.size / (x.size - 1)) if biased else pearson, single)
 
 
-def ls_error(x, x_opt):
+def ls_error(x: ArrayLike, x_opt: ArrayLike) -> float | np.ndarray:
     """Normalised L2 error ||x - x_opt|| / ||x_opt|| of a regression output (Lu et al. 2023, NDIS, Tables II, IV);
     x is one solution (p,) or a batch (n, p)."""
     x = np.asarray(x, dtype=float)
@@ -62,7 +63,7 @@ def ls_error(x, x_opt):
     return float(error) if error.ndim == 0 else error
 
 
-def trace_covariance(samples) -> float:
+def trace_covariance(samples: ArrayLike) -> float:
     """tr Cov(M(D)) estimated from outputs (n, ...) (unbiased, ddof = 1): the utility of Lu et al. (2023, OLS-RP),
     "Var(||M(D) - f(D)||_F) ... the sum of the variance of each coordinate"."""
     samples = np.asarray(samples, dtype=float)

@@ -15,14 +15,17 @@ by r l e / (2 L1^2) - K0 + r l e Q1 / (2 L1^2 Dl): delta_rev = 0 exactly (ln del
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .gaussian_pair import GaussianLosses
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
 
+from .gaussian_pair import GaussianLosses
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 
-def _als_losses(leverage, residual, r, p):
+
+def _als_losses(leverage: np.ndarray, residual: np.ndarray, r: np.ndarray,
+                p: np.ndarray) -> tuple[QuadraticLoss, QuadraticLoss]:
     """The forward loss (under D) and the negated reverse loss (under D') as QuadraticLoss batches."""
     l, e = leverage, residual
     q1 = 1.0 - l - e
@@ -45,7 +48,7 @@ def _als_losses(leverage, residual, r, p):
     return forward, reverse
 
 
-def als_pair(leverage, residual, r, p) -> GaussianLosses:
+def als_pair(leverage: float, residual: float, r: int, p: int) -> GaussianLosses:
     """The Gaussian pair of the ALS limit for a record with leverage l and residual share e, as its
     two privacy losses (the forms above). Written as laws (derived here, matching the loss term by
     term): in suitable coordinates M(D') ~ N(0, I_p) and M(D) ~ N(sqrt(r l e / Q1) u_p,
@@ -62,7 +65,8 @@ def als_pair(leverage, residual, r, p) -> GaussianLosses:
     return GaussianLosses(forward, reverse, label=label)
 
 
-def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
+def als_log_delta(eps: ArrayLike, leverage: ArrayLike, residual: ArrayLike, r: ArrayLike, p: ArrayLike,
+                  direction: str = "max") -> float | np.ndarray:
     """ln delta(eps) of the ALS limit for a record with leverage l and residual share e (broadcasting)."""
     check_direction(direction)
     arrays = np.broadcast_arrays(as_eps(eps), *(as_finite_array(v, n) for v, n in
@@ -71,7 +75,8 @@ def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
     if np.any((l_ < 0) | (res_ < 0)):
         raise ValueError("leverage and residual share must be non-negative")
     if np.any(l_ + res_ >= 1):
-        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], Lu et al. 2023, NDIS, Proposition 4)")
+        raise ValueError("leverage + residual share must be < 1 (the row's leverage in [B, b], Lu et al. 2023, NDIS, "
+                         "Proposition 4)")
     if np.any((p_ < 1) | (p_ != np.round(p_))):
         raise ValueError("p (columns of B) must be a positive integer")
     if np.any(r_ <= p_):
@@ -86,16 +91,18 @@ def als_log_delta(eps, leverage, residual, r, p, direction: str = "max"):
     return scalar_or_array(out.reshape(arrays[0].shape), like)
 
 
-def als_log_delta_ceiling(eps, leverage, residual, r, p) -> np.ndarray:
+def als_log_delta_ceiling(eps: ArrayLike, leverage: ArrayLike, residual: ArrayLike, r: float, p: float) -> np.ndarray:
     """An upper bound of ln max(delta_fwd, delta_rev)(eps) of the ALS limit, for arrays of points
     (eps, l, e) of one shape (`quadratic_loss.log_delta_ceiling`): a few operations per point, for
     skipping the rows that cannot be the worst in `theory.spectrum`."""
-    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1) for v in np.broadcast_arrays(eps, leverage, residual))
+    eps, leverage, residual = (np.asarray(v, dtype=float).reshape(-1)
+                               for v in np.broadcast_arrays(eps, leverage, residual))
     forward, reverse = _als_losses(leverage, residual, np.full(eps.size, float(r)), np.full(eps.size, float(p)))
     return np.maximum(log_delta_ceiling(forward, eps), log_delta_ceiling(reverse, eps))
 
 
-def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
+def als_delta(eps: ArrayLike, leverage: ArrayLike, residual: ArrayLike, r: ArrayLike, p: ArrayLike,
+              direction: str = "max") -> float | np.ndarray:
     """phi_{eps,r,p}(l, e): the asymptotic ALS spectrum for one record (Lu et al. 2023, NDIS, Definition 13).
 
     p = number of columns of B (intercept included); direction "forward", "reverse" or "max"."""
@@ -103,7 +110,7 @@ def als_delta(eps, leverage, residual, r, p, direction: str = "max"):
     return scalar_or_array(np.exp(np.asarray(als_log_delta(eps, leverage, residual, r, p, direction))), like)
 
 
-def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
+def ols_sigma(eps: float, delta: float, r: int, p: int, C: float, guard_grid: int = 8) -> float:
     """sigma of M_OLS / M_ALS (Lu et al. 2023, NDIS, Fig. 4 and Theorem 5): the smallest sigma (sigma^2 > 2 C^2)
     with phi(C^2/sigma^2, C^2/sigma^2) <= delta, since appending sigma I caps every data row's l and e
     at C^2/sigma^2.
@@ -125,11 +132,11 @@ def ols_sigma(eps, delta, r, p, C, guard_grid: int = 8) -> float:
     fractions = np.linspace(0.0, 1.0, guard_grid + 1)[1:]
     grid_l, grid_e = (g.reshape(-1) for g in np.meshgrid(fractions, fractions))
 
-    def corner(log_sigma):
+    def corner(log_sigma: float) -> float | np.ndarray:
         cap = C**2 / np.exp(2.0 * log_sigma)
         return als_log_delta(eps, cap, cap, r, p) - goal
 
-    def guarded(log_sigma):
+    def guarded(log_sigma: float) -> float:
         cap = C**2 / np.exp(2.0 * log_sigma)
         return float(np.max(als_log_delta(eps, cap * grid_l, cap * grid_e, r, p))) - goal
 

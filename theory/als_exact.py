@@ -18,10 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ndis.core.curve import Curve
+from ndis.core.validation import Seed, as_data, as_eps
 
 from .leverage import augment, ols_fit, split_regression
-from ndis.core.curve import Curve
-from ndis.core.validation import as_data, as_eps
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class ExactALSSpectrum(Curve):
 class _TLaw:
     """Multivariate t: location, scale matrix S = ||w||^2 M^{-1} / nu, nu degrees of freedom."""
 
-    def __init__(self, D: np.ndarray, r: int):
+    def __init__(self, D: np.ndarray, r: int) -> None:
         B, b = split_regression(D)
         x_opt, w, _, R = ols_fit(B, b)
         self.p = B.shape[1]
@@ -67,13 +69,14 @@ class _TLaw:
         return self.loc + z * scale[:, None]
 
 
-def _loss(x, first: _TLaw, second: _TLaw) -> np.ndarray:
+def _loss(x: np.ndarray, first: _TLaw, second: _TLaw) -> np.ndarray:
     power = 0.5 * (first.nu + first.p)
     return (0.5 * (second.logdet - first.logdet)
             - power * (np.log1p(first.quad(x) / first.nu) - np.log1p(second.quad(x) / second.nu)))
 
 
-def _estimate(first, second, eps, n, rng, chunk):
+def _estimate(first: _TLaw, second: _TLaw, eps: np.ndarray, n: int, rng: np.random.Generator,
+              chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of (1 - e^{eps - L})_+ over n draws from `first`."""
     total = np.zeros(eps.size)
     square = np.zeros(eps.size)
@@ -86,11 +89,12 @@ def _estimate(first, second, eps, n, rng, chunk):
     return mean, np.maximum(square / n - mean**2, 0.0)
 
 
-def als_exact_delta(eps, D, row: int, r: int, n_samples: int = 10**6, seed=None,
+def als_exact_delta(eps: ArrayLike, D: ArrayLike, row: int, r: int, n_samples: int = 10**6, seed: Seed = None,
                     confidence: float = 0.95, ridge: float = 0.0) -> ExactALSSpectrum:
     """Exact spectrum of ALS (Gaussian sketch, r rows) between D and D minus `row` (or row zeroed:
     the same law, since a zero row adds nothing to B^T B or B^T b), both directions, by Monte Carlo
-    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0 runs on [D; ridge I]."""
+    of the exact t-law privacy loss with normal-approximation intervals at `confidence` for each eps. ridge > 0
+    runs on [D; ridge I]."""
     from scipy import stats
 
     eps = as_eps(eps).reshape(-1)

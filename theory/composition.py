@@ -23,11 +23,13 @@ support gap of the part's PLD (`theory.profile`).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .gaussian_pair import GaussianLosses, QuadraticLossProfile, group_terms, reversed_loss
-from .pld import pmfs, event_parts, from_pld, is_dp_accounting
+from .pld import event_parts, from_pld, is_dp_accounting, pmfs
 from .profile import PrivacyProfile, WorstCase, dp_accounting_modules
 from .quadratic_loss import QuadraticLoss
 from .spectrum import Spectrum
@@ -36,23 +38,24 @@ from .spectrum import Spectrum
 MAX_COMBINATIONS = 256
 
 
-def product(parts) -> GaussianLosses:
+def product(parts: Sequence[tuple[QuadraticLossProfile, int]]) -> GaussianLosses:
     """The product of independent Gaussian pairs [(profile, count)]: one pair whose losses hold every
     part's terms, count times (derived here from the block-diagonal pair's eigen-decomposition, which
     is the union of the blocks'); the product is again a Gaussian pair, so its reverse loss is
     `reversed_loss` of the forward one (term by term, without a second eigen-decomposition)."""
     forward = _sum_of_losses([(p.loss, c) for p, c in parts])
-    mus = [p._mu for p, _ in parts]
-    mu = float(np.sqrt(sum(c * m**2 for (_, c), m in zip(parts, mus)))) if all(m is not None for m in mus) else None
+    squares = [c * p._mu**2 for p, c in parts if p._mu is not None]
+    mu = float(np.sqrt(sum(squares))) if len(squares) == len(parts) else None
     count = sum(c for _, c in parts)
     return GaussianLosses(forward, reversed_loss(forward), mu,
                           f"product of {count} Gaussian pair{'s' if count > 1 else ''}")
 
 
-def _sum_of_losses(losses) -> QuadraticLoss | None:
+def _sum_of_losses(parts: Sequence[tuple[QuadraticLoss | None, int]]) -> QuadraticLoss | None:
     """The loss of independent parts [(one-row QuadraticLoss or None, count)]: terms side by side
     (equal weights merged), offsets and normal variances added; None (delta = 1) if any part is."""
-    if any(loss is None for loss, _ in losses):
+    losses = [(loss, count) for loss, count in parts if loss is not None]
+    if len(losses) < len(parts):
         return None
     weight = np.concatenate([loss.weight[0] for loss, _ in losses])
     dof = np.concatenate([c * loss.dof[0] for loss, c in losses])
@@ -64,7 +67,7 @@ def _sum_of_losses(losses) -> QuadraticLoss | None:
                                normal_var=normal_var, zero_tol=tol)
 
 
-def _as_profiles(part, discretization):
+def _as_profiles(part: object, discretization: float) -> list[tuple[PrivacyProfile, int]]:
     """[(profile, count)] of one argument of `compose`."""
     if isinstance(part, Spectrum):
         return [(part.profile(), 1)]
@@ -77,16 +80,18 @@ def _as_profiles(part, discretization):
                     f"{type(part).__name__}")
 
 
-def _alternatives(profile):
+def _alternatives(profile: PrivacyProfile) -> list[QuadraticLossProfile] | None:
     """The Gaussian pairs among which the part's worst case is taken, or None when it is not Gaussian."""
     if isinstance(profile, QuadraticLossProfile):
         return [profile]
-    if isinstance(profile, WorstCase) and all(isinstance(m, QuadraticLossProfile) for m in profile.members):
-        return list(profile.members)
+    if isinstance(profile, WorstCase):
+        members = [m for m in profile.members if isinstance(m, QuadraticLossProfile)]
+        if len(members) == len(profile.members):
+            return members
     return None
 
 
-def compose(*parts, discretization: float = 1e-4, through_pld: bool = False):
+def compose(*parts: object, discretization: float = 1e-4, through_pld: bool = False) -> PrivacyProfile | None:
     """The privacy profile of the independent releases `parts` (each a `GaussianPair`, `Spectrum`,
     result of `compose` or `poisson_subsample`, any `theory.profile.PrivacyProfile`, or a dp_accounting
     DpEvent or PrivacyLossDistribution; the same object given k times is k releases).
@@ -98,30 +103,37 @@ def compose(*parts, discretization: float = 1e-4, through_pld: bool = False):
     every part, each on its own, through a PLD."""
     if not parts:
         raise ValueError("compose needs at least one part")
-    counts, order = {}, []
+    counts: dict[int, int] = {}
+    order: list[object] = []
     for part in parts:
         key = id(part)
         if key not in counts:
             order.append(part)
         counts[key] = counts.get(key, 0) + 1
-    exact, other = [], []
+    exact: list[tuple[PrivacyProfile, list[QuadraticLossProfile], int]] = []
+    other: list[tuple[PrivacyProfile, None, int]] = []
     for part in order:
         for profile, count in _as_profiles(part, discretization):
             choices = None if through_pld else _alternatives(profile)
-            (exact if choices is not None else other).append((profile, choices, count * counts[id(part)]))
-    while np.prod([len(c) for _, c, _ in exact], dtype=float) > MAX_COMBINATIONS:
+            if choices is not None:
+                exact.append((profile, choices, count * counts[id(part)]))
+            else:
+                other.append((profile, None, count * counts[id(part)]))
+    while np.prod([len(c) for _, c, _ in exact], dtype=np.float64) > MAX_COMBINATIONS:
         widest = max(range(len(exact)), key=lambda i: len(exact[i][1]))
         other.append((exact[widest][0], None, exact[widest][2]))
         del exact[widest]
-    exact_profile = None
+    exact_profile: PrivacyProfile | None = None
     if exact:
         combos = itertools.product(*[[(alt, count) for alt in choices] for _, choices, count in exact])
         products = [product(combo) for combo in combos]
         exact_profile = products[0] if len(products) == 1 else WorstCase(products)
     if not other:
         return exact_profile
-    pld, error = None, 0.0
-    pieces = ([(exact_profile, 1)] if exact_profile is not None else []) + [(p, c) for p, _, c in other]
+    pld: Any = None
+    error = 0.0
+    pieces: list[tuple[PrivacyProfile, int]] = (([(exact_profile, 1)] if exact_profile is not None else [])
+                                                + [(p, c) for p, _, c in other])
     for profile, count in pieces:
         piece, gap = profile._pld(discretization, 1e-20)
         error += count * gap
@@ -131,7 +143,7 @@ def compose(*parts, discretization: float = 1e-4, through_pld: bool = False):
     return from_pld(pld, eps_error=error, label=f"composition of {sum(c for _, c in pieces)} parts")
 
 
-def _self_compose(pld, count: int, truncation: float = 1e-15):
+def _self_compose(pld: Any, count: int, truncation: float = 1e-15) -> Any:
     """`count` releases of one PLD, as dp_accounting's `self_compose` computes them (the pmf's FFT
     raised to the power count, on a window that holds all but `truncation` of the sum's mass by
     Chernoff bounds, that mass added to the infinite loss), with the Chernoff bounds taken in one

@@ -14,7 +14,10 @@ of J = int_a^b (1 - t R(t)) dt (a < 10). Everything is returned as ln delta.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
@@ -28,7 +31,7 @@ _DIRECT = 32.0              # J from ln R(b) - ln R(a) where 1 - R(b)/R(a) >= 1 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
 
 
-def _log_mills(x):
+def _log_mills(x: ArrayLike) -> np.ndarray:
     """ln R(x) = ln(Phi(-x) / phi(x)): via erfcx for x >= 0, via log_ndtr below (no overflow)."""
     x = np.asarray(x, dtype=float)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -37,7 +40,7 @@ def _log_mills(x):
     return np.where(x >= 0, positive, negative)
 
 
-def _j_asymptotic(a, mu):
+def _j_asymptotic(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """ln J for a >= 10 from R(x) ~ sum_k (-1)^k (2k-1)!! x^-(2k+1) at x = a and x = b = a + mu,
     differenced term by term without cancellation: a^-(2k+1) - b^-(2k+1) = a^-(2k+1) (-expm1(-(2k+1)
     ln(1 + mu/a))). After K terms the remainder is below (2K+3)!! / a^(2K+2) relative (Watson's lemma on
@@ -48,12 +51,13 @@ def _j_asymptotic(a, mu):
         rows = (a >= lower) & (a < upper)
         if np.any(rows):
             k = np.arange(count)[:, None]
-            terms = np.exp(_LOG_DOUBLE_FACTORIAL[:count, None] - 2 * k * log_a[rows]) * -np.expm1(-(2 * k + 1) * log_ratio[rows])
+            terms = (np.exp(_LOG_DOUBLE_FACTORIAL[:count, None] - 2 * k * log_a[rows])
+                     * -np.expm1(-(2 * k + 1) * log_ratio[rows]))
             out[rows] = np.log(_SIGNS[:count] @ terms)
     return out - log_a
 
 
-def _j_quadrature(a, mu):
+def _j_quadrature(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """ln J for mu <= 1: J = int_a^{a+mu} (1 - t R(t)) dt (R' = t R - 1), 12-point Gauss-Legendre
     (the integrand is entire; error ~ (mu/2)^24 / 24! times its 24th derivative)."""
     t = a[:, None] + 0.5 * mu[:, None] * (1.0 + _NODES[None, :])
@@ -61,7 +65,7 @@ def _j_quadrature(a, mu):
     return np.log(0.5 * mu * (slope @ _WEIGHTS))
 
 
-def _log_delta_nonnegative(eps, mu):
+def _log_delta_nonnegative(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ln delta, ln J, b) for eps >= 0 and mu > 0 (flat arrays of one shape). J = R(a) (1 - R(b)/R(a))
     directly where 1 - R(b)/R(a) >= 1/32 (rounding amplified at most 32-fold), else by the series
     (a >= 10) or the quadrature (a < 10, where such cancellation needs mu < ~0.4)."""
@@ -82,7 +86,7 @@ def _log_delta_nonnegative(eps, mu):
     return log_phi + log_j, log_j, b
 
 
-def _log_delta_flat(eps, mu):
+def _log_delta_flat(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """ln delta for flat arrays: delta(eps) = 1 - e^eps + e^eps delta(-eps) for eps < 0 (the pair
     is symmetric), both terms positive; mu = 0 gives (1 - e^eps)_+."""
     out = np.full(eps.shape, -np.inf)
@@ -96,7 +100,7 @@ def _log_delta_flat(eps, mu):
     return np.minimum(out, 0.0)
 
 
-def gaussian_log_delta(eps, mu):
+def gaussian_log_delta(eps: ArrayLike, mu: ArrayLike) -> float | np.ndarray:
     """ln delta(eps) of the Gaussian mechanism with mu = sensitivity / sigma (broadcasting)."""
     eps_arr, mu_arr = np.broadcast_arrays(as_eps(eps), as_finite_array(mu, "mu"))
     if np.any(mu_arr < 0):
@@ -105,13 +109,14 @@ def gaussian_log_delta(eps, mu):
     return scalar_or_array(out.reshape(eps_arr.shape), eps if np.ndim(eps) else mu)
 
 
-def gaussian_delta(eps, mu):
+def gaussian_delta(eps: ArrayLike, mu: ArrayLike) -> float | np.ndarray:
     """delta(eps) of the Gaussian mechanism, mu = sensitivity / sigma (Balle & Wang 2018, Theorem 8)."""
     log = gaussian_log_delta(eps, mu)
     return scalar_or_array(np.exp(np.asarray(log)), eps if np.ndim(eps) else mu)
 
 
-def _newton(f, lo, hi, start, rtol, atol=0.0):
+def _newton(f: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], lo: np.ndarray, hi: np.ndarray,
+            start: np.ndarray, rtol: float, atol: float = 0.0) -> np.ndarray:
     """Safeguarded Newton iteration on a decreasing f (f(lo) > 0 > f(hi)), vectorised: f(x) returns
     (value, slope); a step leaving the bracket is replaced by bisection."""
     x = start.copy()
@@ -131,7 +136,7 @@ def _newton(f, lo, hi, start, rtol, atol=0.0):
     return x
 
 
-def gaussian_epsilon(delta, mu):
+def gaussian_epsilon(delta: ArrayLike, mu: ArrayLike) -> float | np.ndarray:
     """Smallest eps >= 0 with delta(eps; mu) <= delta (broadcasting): Newton on ln delta, whose slope
     is -R(b) / J, from the bracket [0, mu^2/2 + mu sqrt(2 ln(1/delta))] (at its right end
     delta(eps) <= Phi(-a) <= e^{-a^2/2} / 2 = delta / 2)."""
@@ -145,7 +150,7 @@ def gaussian_epsilon(delta, mu):
     if np.any(live):
         g, m = goal[live], mu_flat[live]
 
-        def excess(e):
+        def excess(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             log_delta, log_j, b = _log_delta_nonnegative(e, m)
             return log_delta - g, -np.exp(_log_mills(b) - log_j)
 
@@ -165,7 +170,7 @@ def gaussian_mu(eps: float, delta: float) -> float:
     goal = np.log(delta)
     e = np.array([eps])
 
-    def excess(log_mu):
+    def excess(log_mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mu = np.exp(log_mu)
         log_delta, log_j, _ = _log_delta_nonnegative(e, mu)
         return goal - log_delta, -mu * np.exp(-log_j)        # decreasing in ln mu
@@ -178,7 +183,7 @@ def gaussian_mu(eps: float, delta: float) -> float:
     return float(np.exp(_newton(excess, lo, hi, 0.5 * (lo + hi), 1e-15, 1e-15)[0]))
 
 
-def gaussian_sigma(eps, delta, sensitivity=1.0):
+def gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest sigma for which sensitivity-bounded queries plus N(0, sigma^2 I) are (eps, delta)-DP:
     sigma = sensitivity / mu*(eps, delta) (the analytic calibration of Balle & Wang 2018)."""
     sensitivity = float(as_finite_array(sensitivity, "sensitivity"))
@@ -187,7 +192,7 @@ def gaussian_sigma(eps, delta, sensitivity=1.0):
     return sensitivity / gaussian_mu(eps, delta)
 
 
-def classic_gaussian_sigma(eps, delta, sensitivity=1.0) -> float:
+def classic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -> float:
     """The classic calibration sigma = sensitivity sqrt(2 ln(1.25/delta)) / eps (Dwork & Roth 2014,
     Theorem 3.22; Lu et al. 2023, OLS-RP, Proposition 2)."""
     eps = float(as_finite_array(eps, "eps"))

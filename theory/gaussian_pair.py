@@ -18,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg, special
+
+from ndis.core.validation import Seed, as_eps, as_finite_array, scalar_or_array
 
 from .gaussian import _log_delta_flat as _gaussian_log_delta, gaussian_epsilon
 from .profile import PrivacyProfile
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
-from ndis.core.validation import as_eps, as_finite_array, scalar_or_array
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class GaussianLaw:
     copies: int = 1
     exact: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         mean = as_finite_array(self.mean, "mean").reshape(-1)
         cov = as_finite_array(self.cov, "cov")
         if cov.shape != (mean.size, mean.size):
@@ -78,7 +80,8 @@ def _range_basis(vals: np.ndarray, vecs: np.ndarray) -> np.ndarray:
     return vecs[:, vals > tol]
 
 
-def group_terms(weight: np.ndarray, dof: np.ndarray, linear: np.ndarray):
+def group_terms(weight: np.ndarray, dof: np.ndarray,
+                linear: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """Merge terms with equal weights (within rounding): dof and linear norms add up, the weight is
     their dof-weighted mean. Returns (weight, dof, linear, tol), tol the merging tolerance."""
     order = np.argsort(weight)
@@ -114,10 +117,10 @@ class QuadraticLossProfile(PrivacyProfile):
 
     loss: QuadraticLoss | None = None
     _mu: float | None = None
-    _shared = None
+    _shared: _SharedContour | None = None
 
     @property
-    def fast(self) -> bool:
+    def fast(self) -> bool:  # type: ignore[override]  # a plain attribute of the base class, only read
         """ln delta is a closed form (the analytic Gaussian) when the loss is normal."""
         return self._mu is not None or self.loss is None
 
@@ -126,7 +129,7 @@ class QuadraticLossProfile(PrivacyProfile):
         """False when the supports differ: then delta = 1 for every eps, in both directions."""
         return self.loss is not None
 
-    def _log_delta(self, flat):
+    def _log_delta(self, flat: np.ndarray) -> np.ndarray:
         """ln delta_{P||Q} on a flat array of eps: the analytic Gaussian, the shared contour of many
         terms, or the per-eps saddle-point integral."""
         if self.loss is None:
@@ -141,18 +144,19 @@ class QuadraticLossProfile(PrivacyProfile):
             return np.minimum(out, 0.0)
         return self._kernel(flat)
 
-    def _kernel(self, flat):
+    def _kernel(self, flat: np.ndarray) -> np.ndarray:
         """ln delta by the per-eps saddle-point integral of `theory.quadratic_loss`."""
         batch = QuadraticLoss(*(np.repeat(getattr(self.loss, f), flat.size, axis=0)
                                 for f in ("weight", "dof", "linear", "offset", "normal_var")))
         return _log_delta(batch, flat)
 
-    def _epsilon(self, goal):
+    def _epsilon(self, goal: np.ndarray) -> np.ndarray:
         if self._mu is not None:
             return np.asarray(gaussian_epsilon(np.exp(goal), self._mu), dtype=float).reshape(-1)
         return super()._epsilon(goal)
 
-    def delta_mc(self, eps, n_samples: int, seed=None, confidence: float = 0.99):
+    def delta_mc(self, eps: ArrayLike, n_samples: int, seed: Seed = None,
+                 confidence: float = 0.99) -> tuple[float | np.ndarray, float]:
         """The NDIS Monte-Carlo estimator (Lu et al. 2023, NDIS, Fig. 2 and Corollary 1): the mean of
         (1 - e^{eps - L})_+ over n_samples draws of L under P, and its Hoeffding radius
         sqrt(ln(2/gamma) / (2 n)) at confidence 1 - gamma. Returns (estimate, radius)."""
@@ -181,14 +185,14 @@ class GaussianLosses(QuadraticLossProfile):
     `theory.composition`. mu: set when the loss is N(mu^2/2, mu^2) (the analytic Gaussian)."""
 
     def __init__(self, forward: QuadraticLoss | None, reverse: QuadraticLoss | None, mu: float | None = None,
-                 label: str = "Gaussian pair"):
+                 label: str = "Gaussian pair") -> None:
         self.loss, self._reverse_loss, self._mu, self.label = forward, reverse, mu, label
         self._shared = None
 
     def __repr__(self) -> str:
         return f"GaussianLosses({self.label})"
 
-    def _reversed(self) -> "GaussianLosses":
+    def _reversed(self) -> GaussianLosses:
         return GaussianLosses(self._reverse_loss, self.loss, self._mu, f"{self.label}, reversed")
 
 
@@ -201,26 +205,27 @@ class GaussianPair(QuadraticLossProfile):
     of the two). A `theory.profile.PrivacyProfile`: `epsilon`, `curve`, `to_pld`.
     """
 
-    def __init__(self, mean1, cov1, mean2, cov2, copies: int = 1):
-        self.law1 = GaussianLaw(mean1, cov1, copies)
-        self.law2 = GaussianLaw(mean2, cov2, copies)
+    def __init__(self, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike, copies: int = 1) -> None:
+        self.law1 = GaussianLaw(as_finite_array(mean1, "mean"), as_finite_array(cov1, "cov"), copies)
+        self.law2 = GaussianLaw(as_finite_array(mean2, "mean"), as_finite_array(cov2, "cov"), copies)
         if self.law1.mean.shape != self.law2.mean.shape:
-            raise ValueError(f"the two Gaussians have different dimensions: {self.law1.mean.size} and {self.law2.mean.size}")
+            raise ValueError(f"the two Gaussians have different dimensions: {self.law1.mean.size} and "
+                             f"{self.law2.mean.size}")
         self.copies = int(copies)
         self._mu = None                  # mu of an analytic-Gaussian loss (equal covariances), see below
         self.loss = self._privacy_loss()
         self._shared = None
 
     @classmethod
-    def from_laws(cls, law1: GaussianLaw, law2: GaussianLaw) -> "GaussianPair":
+    def from_laws(cls, law1: GaussianLaw, law2: GaussianLaw) -> GaussianPair:
         if law1.copies != law2.copies:
             raise ValueError(f"the two laws have different numbers of copies: {law1.copies} and {law2.copies}")
         return cls(law1.mean, law1.cov, law2.mean, law2.cov, law1.copies)
 
-    def _reversed(self) -> "GaussianPair":
+    def _reversed(self) -> GaussianPair:
         return GaussianPair(self.law2.mean, self.law2.cov, self.law1.mean, self.law1.cov, self.copies)
 
-    def _summary(self):
+    def _summary(self) -> tuple[int, bool, float]:
         """(dimension, covariances identical, ||mean1 - mean2||) for the reprs."""
         return (self.law1.mean.size, bool(np.array_equal(self.law1.cov, self.law2.cov)),
                 float(np.linalg.norm(self.law1.mean - self.law2.mean)))
@@ -239,21 +244,22 @@ class GaussianPair(QuadraticLossProfile):
         return f"<b>GaussianPair</b> P = N(mean1, cov1), Q = N(mean2, cov2)<table>{body}</table>"
 
     @staticmethod
-    def _common_support(cov1, cov2, shift):
+    def _common_support(cov1: np.ndarray, cov2: np.ndarray,
+                        shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Restrict to the common affine support (derived here: outside it one law has mass
         the other lacks): (cov1, cov2, shift) in a basis
-        of it, or (None, None, None) when the supports differ (then delta = 1 in both directions)."""
+        of it, or None when the supports differ (then delta = 1 in both directions)."""
         vals1, vecs1 = _check_covariance(cov1, "cov1")
         vals2, vecs2 = _check_covariance(cov2, "cov2")
         basis1, basis2 = _range_basis(vals1, vecs1), _range_basis(vals2, vecs2)
         if basis1.shape[1] != basis2.shape[1]:
-            return None, None, None
+            return None
         if basis2.shape[1] < shift.size:
             if np.linalg.norm(basis1 - basis2 @ (basis2.T @ basis1)) > 1e-8 * np.sqrt(basis1.shape[1] + 1):
-                return None, None, None
+                return None
             outside = shift - basis2 @ (basis2.T @ shift)
             if np.linalg.norm(outside) > 1e-8 * (np.linalg.norm(shift) + np.sqrt(max(vals2[-1], 0.0)) + 1e-300):
-                return None, None, None
+                return None
             cov1, cov2, shift = basis2.T @ cov1 @ basis2, basis2.T @ cov2 @ basis2, basis2.T @ shift
         return cov1, cov2, shift
 
@@ -261,9 +267,10 @@ class GaussianPair(QuadraticLossProfile):
         cov1, cov2 = _symmetric(self.law1.cov, "cov1"), _symmetric(self.law2.cov, "cov2")
         shift = self.law1.mean - self.law2.mean
         if not (_clearly_positive_definite(cov1) and _clearly_positive_definite(cov2)):
-            cov1, cov2, shift = self._common_support(cov1, cov2, shift)
-            if cov1 is None:
+            support = self._common_support(cov1, cov2, shift)
+            if support is None:
                 return None
+            cov1, cov2, shift = support
         if shift.size == 0:
             self._mu = 0.0
             return QuadraticLoss.build(np.zeros((1, 0)), 0.0, 0.0, offset=0.0)
@@ -300,7 +307,7 @@ class _SharedContour:
     The line centres come from a table of G0(x) = K(x) - ln x - ln(1 + x) on the real axis
     (g_eps = G0 - x eps). Rows whose trapezoid sums do not settle are reported for the kernel."""
 
-    def __init__(self, loss: QuadraticLoss):
+    def __init__(self, loss: QuadraticLoss) -> None:
         self.loss = loss
         zmax = float(loss.upper_domain()[0])
         s = np.arange(-40.0, 30.0 + _TABLE_STEP, _TABLE_STEP)
@@ -314,7 +321,7 @@ class _SharedContour:
         keep = np.isfinite(self.g0) & np.isfinite(self.slope) & np.isfinite(self.g2)
         self.x, self.g0, self.slope, self.g2 = (a[keep] for a in (self.x, self.g0, self.slope, self.g2))
 
-    def _centres(self, eps):
+    def _centres(self, eps: np.ndarray) -> np.ndarray:
         """Index into the table of the line used by each eps (-1: outside the table)."""
         gap = self.g0[:, None] - self.x[:, None] * eps[None, :]
         gap -= gap.min(axis=0)
@@ -330,7 +337,7 @@ class _SharedContour:
             todo &= ~members
         return centre
 
-    def _exponent(self, j, y):
+    def _exponent(self, j: int, y: np.ndarray) -> np.ndarray:
         """G(c + iy) - G(c) at the table point c = x_j, with eps its own saddle slope (vector y)."""
         loss, c = self.loss, self.x[j]
         w, k, s = loss.weight[0], loss.dof[0], loss.linear[0]
@@ -347,13 +354,13 @@ class _SharedContour:
             out = out + (iy[:, None] * (z / (1.0 - 2.0 * w[None, :] * z) + c)) @ (0.5 * s / u)
         return out
 
-    def log_delta(self, eps):
+    def log_delta(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ln delta, settled) for a flat array of eps, in chunks (the centre search holds a table x eps
         array)."""
         parts = [self._log_delta_chunk(eps[i:i + _CHUNK]) for i in range(0, max(eps.size, 1), _CHUNK)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def _log_delta_chunk(self, eps):
+    def _log_delta_chunk(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per line, sinh-mapped trapezoid sums y = sinh(t) / sqrt(g''(c)), t in [0, T], halving the
         step until two levels agree."""
         out, ok = np.full(eps.size, np.nan), np.zeros(eps.size, dtype=bool)
@@ -378,6 +385,7 @@ class _SharedContour:
                 previous, value = value, total * top / level
                 if previous is not None and np.all(np.abs(value - previous) <= _RTOL * np.abs(value)):
                     break
+            assert value is not None and previous is not None  # two levels at least: len(_LEVELS) > 1
             settled = (np.abs(value - previous) <= _RTOL * np.abs(value)) & (value > 0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[rows] = self.g0[j] - self.x[j] * eps[rows] + np.log(value * scale / np.pi)
@@ -391,7 +399,7 @@ def sample_loss(loss: QuadraticLoss, n: int, rng: np.random.Generator) -> np.nda
     value = np.full(n, loss.offset[0])
     if loss.normal_var[0] > 0:
         value += np.sqrt(loss.normal_var[0]) * rng.standard_normal(n)
-    for w, k, s in zip(weight, dof, linear):
+    for w, k, s in zip(weight, dof, linear, strict=True):
         z = rng.standard_normal(n)
         rest = rng.chisquare(k - 1, n) if k > 1 else 0.0
         value += w * (z**2 + rest) + np.sqrt(s) * z

@@ -13,12 +13,13 @@ Gaussian noise, (A) Y = X + C, (B) Y = A (X + C), (C) Y = A X + C, A ~ Haar(O(n)
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ndis.core.validation import as_choice, as_int, as_positive, as_probability
 
 
-def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
+def thm32_sigma(eps: float, delta: float, kind: str = "sufficient") -> float:
     """Scheme (A) for condition (5): necessary sigma >= g/eps, sufficient sigma >= (g/eps)(1 + 1/(2 g^2)),
     g = Phi^{-1}(1 - delta) ([Masking] Thm 3.2; a calibration of P[L > eps] <= delta, not of (eps, delta)-DP)."""
     from scipy import stats
@@ -29,7 +30,7 @@ def thm32_sigma(eps, delta, kind: str = "sufficient") -> float:
     return g / eps if kind == "necessary" else (g / eps) * (1.0 + 1.0 / (2.0 * g**2))
 
 
-def thm34_gap(sigma, eps, delta, n, p):
+def thm34_gap(sigma: ArrayLike, eps: float, delta: float, n: int, p: int) -> np.ndarray:
     """g(sigma) = (2 sqrt(p) + 1) / (2 (n - p)) chi2_{2(n-p), lambda = p/sigma^2}.isf(delta) + sqrt(p) - sigma^2 eps
     ([Masking] Thm 3.4; the noncentrality lambda is the sum of squared means, as in Lemmas A.2-A.3)."""
     from scipy import stats
@@ -39,7 +40,7 @@ def thm34_gap(sigma, eps, delta, n, p):
     return (2.0 * np.sqrt(p) + 1.0) / (2.0 * (n - p)) * quantile + np.sqrt(p) - sigma**2 * eps
 
 
-def thm34_sigma(eps, delta, n, p) -> float:
+def thm34_sigma(eps: float, delta: float, n: int, p: int) -> float:
     """sigma_0 = the largest root of `thm34_gap` ([Masking] Thm 3.4, schemes (B)/(C); n -> n_s for blocks,
     Sec. 4): scan a log grid for the last sign change, then Brent's method."""
     from scipy import optimize
@@ -57,7 +58,7 @@ def thm34_sigma(eps, delta, n, p) -> float:
     return float(optimize.brentq(thm34_gap, grid[k], grid[k + 1], args=(eps, delta, n, p), xtol=1e-12, rtol=1e-12))
 
 
-def cor35_sigma(eps, delta, n, p) -> float:
+def cor35_sigma(eps: float, delta: float, n: int, p: int) -> float:
     """Explicit sufficient sigma = sqrt((2n - p + ln(1/delta)) / (2(n - p))) 3 p^{1/4} / sqrt(eps)
     ([Masking] Cor. 3.5, eq. 14 as printed)."""
     eps, delta = as_positive("eps", eps), as_probability("delta", delta)
@@ -78,7 +79,7 @@ def wishart_clt(G: np.ndarray, n: int, sigma: float) -> tuple[np.ndarray, np.nda
     return (G + n * sigma**2 * I)[rows, cols], cov
 
 
-def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
+def ncx2_logpdf(w: ArrayLike, df: float, nc: float) -> np.ndarray:
     """ln of the noncentral chi-square density as the Poisson mixture
     logsumexp_j [ln Pois(j; nc/2) + ln chi2_{df+2j}(w)] (scipy's ncx2.logpdf returns -inf at large df)."""
     from scipy import stats
@@ -93,7 +94,7 @@ def ncx2_logpdf(w, df: float, nc: float) -> np.ndarray:
     return special.logsumexp(terms, axis=0).reshape(w.shape)
 
 
-def chi2_pair_delta(eps, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
+def chi2_pair_delta(eps: ArrayLike, n: int, nc_p: float, nc_q: float, points: int = 20_001) -> np.ndarray:
     """delta_{P||Q}(eps) = int (p - e^eps q)_+ for P = chi2_n(nc_p), Q = chi2_n(nc_q): the exact
     spectrum of [Masking]'s (B)/(C) for p = 1 (nc = ||x||^2 / sigma^2) and for aligned pairs
     (nc = a^2 / sigma^2). Trapezoid rule on +-12 sd of both laws."""

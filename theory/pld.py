@@ -26,13 +26,14 @@ discretization); Composed and SelfComposed events are unpacked. dp_accounting is
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .gaussian_pair import GaussianPair
 from .profile import PrivacyProfile, dp_accounting_modules
 from .subsampling import poisson_subsample
-
 
 #: A PLD's eps warns when its stated eps_error exceeds max(STATED_SHARE x eps, STATED_FLOOR) (module docstring).
 STATED_SHARE, STATED_FLOOR = 0.1, 0.01
@@ -42,12 +43,12 @@ class DiscretizationWarning(UserWarning):
     """A privacy-loss distribution's stated eps_error is a large part of the eps read from it."""
 
 
-def is_dp_accounting(value) -> bool:
+def is_dp_accounting(value: object) -> bool:
     """True for an object of the dp_accounting package (an event, a PLD, an accountant)."""
     return (type(value).__module__ or "").startswith("dp_accounting")
 
 
-def pmfs(pld):
+def pmfs(pld: Any) -> tuple[Any, Any]:
     """(REMOVE pmf, ADD pmf) of a PrivacyLossDistribution (dp_accounting keeps them as attributes
     without public accessors; a symmetric PLD holds the same pmf twice)."""
     try:
@@ -62,7 +63,7 @@ class _DiscreteLoss:
     suffix sums U_k = sum_{i >= k} p_i, L_k = sum_{i >= k} p_i e^{-l_i} (L in log space), k the first
     loss above eps; vectorised over eps (dp_accounting loops over the losses in Python)."""
 
-    def __init__(self, pmf):
+    def __init__(self, pmf: Any) -> None:
         dense = pmf.to_dense_pmf()
         self.h = float(dense._discretization)
         self.losses = self.h * (int(dense._lower_loss) + np.arange(len(dense._probs)))
@@ -101,7 +102,8 @@ class PLDProfile(PrivacyProfile):
 
     fast = True
 
-    def __init__(self, pld, eps_error: float = 0.0, label: str = "dp_accounting PLD", _sides=None):
+    def __init__(self, pld: Any, eps_error: float = 0.0, label: str = "dp_accounting PLD",
+                 _sides: tuple[_DiscreteLoss, ...] | None = None) -> None:
         self.pld, self.eps_error, self.label = pld, float(eps_error), label
         self._sides = _sides if _sides is not None else tuple(_DiscreteLoss(pmf) for pmf in pmfs(pld))
         self.discretization = self._sides[0].h
@@ -109,17 +111,17 @@ class PLDProfile(PrivacyProfile):
     def __repr__(self) -> str:
         return f"PLDProfile({self.label}, discretization {self.discretization:g}, eps_error {self.eps_error:.3g})"
 
-    def _reversed(self) -> "PLDProfile":
+    def _reversed(self) -> PLDProfile:
         _, pld_module, _ = dp_accounting_modules()
         remove, add = pmfs(self.pld)
         flipped = pld_module.PrivacyLossDistribution(add, remove)
         return PLDProfile(flipped, self.eps_error, f"{self.label}, reversed", self._sides[::-1])
 
-    def _log_delta(self, eps):
+    def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
             return np.log(self._sides[0].delta(eps))
 
-    def epsilon(self, delta, direction: str = "forward"):
+    def epsilon(self, delta: ArrayLike, direction: str = "forward") -> float | np.ndarray:
         """`PrivacyProfile.epsilon`, with a `DiscretizationWarning` (once per profile) when `eps_error`
         exceeds max(STATED_SHARE x eps, STATED_FLOOR) for an eps returned (module docstring)."""
         eps = super().epsilon(delta, direction)
@@ -137,10 +139,10 @@ class PLDProfile(PrivacyProfile):
                           DiscretizationWarning, stacklevel=2)
         return eps
 
-    def _epsilon(self, goal):
+    def _epsilon(self, goal: np.ndarray) -> np.ndarray:
         return self._sides[0].epsilon(np.exp(goal))
 
-    def _pld(self, discretization, tail, *options):
+    def _pld(self, discretization: float, tail: float, *options: Any) -> tuple[Any, float]:
         """The PLD itself on its own grid (its eps_error as the gap), else re-discretized."""
         if np.isclose(float(discretization), self.discretization, rtol=1e-12, atol=0.0):
             return self.pld, self.eps_error
@@ -148,13 +150,13 @@ class PLDProfile(PrivacyProfile):
         return pld, gap + self.eps_error
 
 
-def from_pld(pld, eps_error: float = 0.0, label: str = "dp_accounting PLD") -> PLDProfile:
+def from_pld(pld: Any, eps_error: float = 0.0, label: str = "dp_accounting PLD") -> PLDProfile:
     """A dp_accounting PrivacyLossDistribution (from `to_pld`, `compose` or any accountant) as a privacy
     profile: our curve of the PLD, both directions."""
     return PLDProfile(pld, eps_error, label)
 
 
-def event_parts(event, discretization: float) -> list:
+def event_parts(event: Any, discretization: float) -> list[tuple[PrivacyProfile, int]]:
     """[(profile, count)] of a dp_accounting DpEvent, or of a PrivacyLossDistribution (module docstring)."""
     dp, pld_module, _ = dp_accounting_modules()
     if isinstance(event, pld_module.PrivacyLossDistribution):
@@ -180,14 +182,14 @@ def event_parts(event, discretization: float) -> list:
                      "NoOpDpEvent and PrivacyLossDistribution")
 
 
-def _gaussian(noise_multiplier) -> GaussianPair:
+def _gaussian(noise_multiplier: float) -> GaussianPair:
     sigma = float(noise_multiplier)
     if not sigma > 0:
         raise ValueError(f"a GaussianDpEvent needs a noise multiplier > 0 (0 is not private), got {sigma}")
     return GaussianPair([1.0 / sigma], [[1.0]], [0.0], [[1.0]])
 
 
-def _laplace(noise_multiplier, q: float, discretization: float) -> PLDProfile:
+def _laplace(noise_multiplier: float, q: float, discretization: float) -> PLDProfile:
     _, pld_module, _ = dp_accounting_modules()
     scale = float(noise_multiplier)
     if not scale > 0:

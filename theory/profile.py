@@ -30,7 +30,12 @@ to ~1e-12 relative: the PLD is pessimistic up to that.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any, cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ndis.core.curve import Curve, check_direction
 from ndis.core.validation import as_eps, as_eps_grid, as_finite_array, scalar_or_array
@@ -43,7 +48,7 @@ _MARGIN = 0.01           # the support reaches 0.01 below -eps_rev(tail): P(L <=
 _PRUNE_STEP = 32         # coarse spacing (in grid points) of the WorstCase pruning
 
 
-def dp_accounting_modules():
+def dp_accounting_modules() -> tuple[ModuleType, ModuleType, ModuleType]:
     """(dp_accounting, privacy_loss_distribution, pld_pmf), imported on first use; ImportError naming
     the extra to install when dp_accounting is missing."""
     try:
@@ -62,24 +67,25 @@ class PrivacyProfile:
     every multiple of the discretization as a support point."""
 
     fast = False
+    _reverse: PrivacyProfile  # set by `reverse`
 
     def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _reversed(self) -> "PrivacyProfile":
+    def _reversed(self) -> PrivacyProfile:
         raise NotImplementedError
 
-    def reverse(self) -> "PrivacyProfile":
+    def reverse(self) -> PrivacyProfile:
         """The reversed pair Q||P (built once)."""
         if self.__dict__.get("_reverse") is None:
             self._reverse = self._reversed()
             self._reverse.__dict__["_reverse"] = self
         return self._reverse
 
-    def _oriented(self, direction: str) -> "PrivacyProfile":
+    def _oriented(self, direction: str) -> PrivacyProfile:
         return self if check_direction(direction) == "forward" else self.reverse()
 
-    def log_delta(self, eps, direction: str = "forward"):
+    def log_delta(self, eps: ArrayLike, direction: str = "forward") -> float | np.ndarray:
         """ln delta(eps) in the given direction ("forward", "reverse" or "max"), no underflow; -inf
         where delta = 0. Any shape and order of eps."""
         eps_arr = as_eps(eps)
@@ -90,16 +96,16 @@ class PrivacyProfile:
             out = self._oriented(direction)._log_delta(flat)
         return scalar_or_array(np.asarray(out, dtype=float).reshape(eps_arr.shape), eps)
 
-    def delta(self, eps, direction: str = "forward"):
+    def delta(self, eps: ArrayLike, direction: str = "forward") -> float | np.ndarray:
         """delta(eps) = sup_S P(S) - e^eps Q(S) in the given direction, in [0, 1]."""
         return scalar_or_array(np.exp(np.asarray(self.log_delta(eps, direction), dtype=float)), eps)
 
-    def curve(self, eps) -> Curve:
+    def curve(self, eps: ArrayLike) -> Curve:
         """Both directions on an eps grid (`core.curve.Curve`; its `delta` is their maximum)."""
         grid = as_eps_grid(eps)
-        return Curve(grid, self.delta(grid, "forward"), self.delta(grid, "reverse"))
+        return Curve(grid, np.asarray(self.delta(grid, "forward")), np.asarray(self.delta(grid, "reverse")))
 
-    def epsilon(self, delta, direction: str = "forward"):
+    def epsilon(self, delta: ArrayLike, direction: str = "forward") -> float | np.ndarray:
         """Smallest eps >= 0 with delta(eps) <= delta in the given direction (inf if none, or if beyond
         2^27); for "max" the larger of the two directions' answers."""
         target = as_finite_array(delta, "delta")
@@ -131,7 +137,8 @@ class PrivacyProfile:
             out[inner] = self._solve(goal[inner], ladder[k - 1], ladder[k], values[k - 1], values[k])
         return out
 
-    def _solve(self, goal, lo, hi, f_lo, f_hi):
+    def _solve(self, goal: np.ndarray, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray,
+               f_hi: np.ndarray) -> np.ndarray:
         """ln delta(eps) = goal inside [lo, hi], for many goals at once: Newton steps with a forward-
         difference slope (one batched evaluation of ln delta at eps and eps + h per step), bisection
         where a step leaves the bracket. The slope is good to ~1e-6, so a step below 1e-7 + 1e-8 eps
@@ -152,7 +159,8 @@ class PrivacyProfile:
             done = newton & (np.abs(step) <= 1e-7 + 1e-8 * x[active]) | (hi[active] - lo[active] <= 1e-13)
             new = x[active] - np.where(newton, step, 0.0)
             bisect = ~newton | ~((new > lo[active]) & (new < hi[active]))
-            x[active] = np.where(done, np.where(newton, new, hi[active]), np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
+            x[active] = np.where(done, np.where(newton, new, hi[active]),
+                                 np.where(bisect, 0.5 * (lo[active] + hi[active]), new))
             active = active[~done]
             if active.size == 0:
                 break
@@ -160,12 +168,13 @@ class PrivacyProfile:
 
     # -- hand-off to dp_accounting ----------------------------------------------------------------
     def to_pld(self, discretization: float = 1e-4, tail: float = 1e-20, max_points: int = 20_000,
-               log_step: float = 0.005, max_gap: float = 1e-3):
+               log_step: float = 0.005, max_gap: float = 1e-3) -> Any:
         """A pessimistic dp_accounting PrivacyLossDistribution of this profile (REMOVE = forward, ADD =
         reverse), by connect-the-dots on the exact curve; see the module docstring for its error."""
         return self._pld(discretization, tail, max_points, log_step, max_gap)[0]
 
-    def _pld(self, discretization, tail, max_points=20_000, log_step=0.005, max_gap=1e-3):
+    def _pld(self, discretization: float, tail: float, max_points: int = 20_000, log_step: float = 0.005,
+             max_gap: float = 1e-3) -> tuple[Any, float]:
         """(PLD, g): `to_pld` and the largest gap g between support points (both directions)."""
         _, pld_module, pld_pmf = dp_accounting_modules()
         h = _positive("discretization", discretization)
@@ -202,7 +211,7 @@ def _connect_dots(eps: np.ndarray, deltas: np.ndarray) -> np.ndarray:
     return np.maximum(below - above, 0.0)
 
 
-def _positive(name: str, value) -> float:
+def _positive(name: str, value: float) -> float:
     value = float(value)
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive number, got {value}")
@@ -238,7 +247,8 @@ def _half_line(profile: PrivacyProfile, end: float, h: float, log_step: float, m
     return np.concatenate(points + [[end]])
 
 
-def _support(first, second, reach, h, max_points, log_step, max_gap, fast) -> np.ndarray:
+def _support(first: PrivacyProfile, second: PrivacyProfile, reach: dict[int, float], h: float, max_points: int,
+             log_step: float, max_gap: float, fast: bool) -> np.ndarray:
     """Support points (as integer multiples of h) of the PLD of `first` (its reverse is `second`):
     [-(reach of second + _MARGIN), reach of first], every multiple of h or the adaptive points."""
     top, bottom = reach[id(first)], reach[id(second)]
@@ -259,7 +269,7 @@ class WorstCase(PrivacyProfile):
     privacy profiles is convex and non-increasing in e^eps and >= 1 - e^eps, hence itself the profile of
     a pair (derived here), one that dominates every member (Zhu, Dong & Wang 2022, Definition 7)."""
 
-    def __init__(self, members):
+    def __init__(self, members: Iterable[PrivacyProfile]) -> None:
         members = tuple(members)
         if not members or not all(isinstance(m, PrivacyProfile) for m in members):
             raise TypeError("WorstCase needs one or more privacy profiles")
@@ -269,7 +279,7 @@ class WorstCase(PrivacyProfile):
     def __repr__(self) -> str:
         return f"WorstCase({len(self.members)} profiles)"
 
-    def _log_delta(self, eps):
+    def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         """The maximum over members: at eps < 0 through the duality delta_{P||Q}(eps) = 1 - e^eps +
         e^eps delta_{Q||P}(-eps) (no cancellation: both terms >= 0), since every member's delta is
         about 1 - e^eps there and the pruning below would not skip any."""
@@ -279,10 +289,11 @@ class WorstCase(PrivacyProfile):
         if np.any(negative):
             e = eps[negative]
             with np.errstate(divide="ignore"):
-                out[negative] = np.logaddexp(np.log(-np.expm1(e)), e + self.reverse()._largest(-e))
+                reverse = cast(WorstCase, self.reverse())  # a WorstCase (`_reversed`)
+                out[negative] = np.logaddexp(np.log(-np.expm1(e)), e + reverse._largest(-e))
         return out
 
-    def _largest(self, eps):
+    def _largest(self, eps: np.ndarray) -> np.ndarray:
         """max_m ln delta_m; on long grids member m is skipped between two coarse points eps_k <
         eps_{k+1} where delta_m(eps_k) <= the others' maximum at eps_{k+1}, since every profile is
         non-increasing in eps (then delta_m <= that maximum on the whole interval)."""
@@ -305,8 +316,8 @@ class WorstCase(PrivacyProfile):
         result[order] = out
         return result
 
-    def _epsilon(self, goal):
+    def _epsilon(self, goal: np.ndarray) -> np.ndarray:
         return np.max([m._epsilon(goal) for m in self.members], axis=0)
 
-    def _reversed(self):
+    def _reversed(self) -> WorstCase:
         return WorstCase(m.reverse() for m in self.members)

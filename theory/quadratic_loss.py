@@ -22,10 +22,12 @@ no subtraction of probabilities, relative accuracy for every representable ln de
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 _START_NODES = 32     # first trapezoid level in the sinh-mapped variable t
 _MAX_NODES = 4096     # last level before the adaptive-quadrature fallback
@@ -49,12 +51,14 @@ class QuadraticLoss:
     normal_var: np.ndarray
 
     @classmethod
-    def build(cls, weight, dof, linear, offset, normal_var=0.0, zero_tol=0.0) -> "QuadraticLoss":
+    def build(cls, weight: ArrayLike, dof: ArrayLike, linear: ArrayLike, offset: ArrayLike, normal_var: ArrayLike = 0.0,
+              zero_tol: float = 0.0) -> QuadraticLoss:
         """Broadcast the parameters to a batch; terms with |weight| <= zero_tol become normal terms."""
         weight = np.atleast_1d(np.asarray(weight, dtype=float))
         if weight.ndim == 1:
             weight = weight[None, :]
-        batch = np.broadcast_shapes(weight.shape[:1], np.shape(np.atleast_1d(offset)), np.shape(np.atleast_1d(normal_var)))[0]
+        batch = np.broadcast_shapes(weight.shape[:1], np.shape(np.atleast_1d(offset)),
+                                    np.shape(np.atleast_1d(normal_var)))[0]
         shape = (batch, weight.shape[1])
         weight = np.broadcast_to(weight, shape).astype(float)
         dof = np.broadcast_to(np.asarray(dof, dtype=float), shape).astype(float)
@@ -76,11 +80,12 @@ class QuadraticLoss:
     def batch(self) -> int:
         return self.offset.shape[0]
 
-    def take(self, rows) -> "QuadraticLoss":
-        return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows], self.normal_var[rows])
+    def take(self, rows: np.ndarray | list[int]) -> QuadraticLoss:
+        return QuadraticLoss(self.weight[rows], self.dof[rows], self.linear[rows], self.offset[rows],
+                             self.normal_var[rows])
 
     # -- cumulant generating function and its derivatives on the real axis ------------------------
-    def denominators(self, x: np.ndarray, gap=None) -> np.ndarray:
+    def denominators(self, x: np.ndarray, gap: np.ndarray | None = None) -> np.ndarray:
         """u_j = 1 - 2 weight_j x, shape (batch, terms), for real x with gap = z_max - x.
 
         Near z_max = 1 / (2 w_max) the direct form loses the digits of the largest weight's u to
@@ -99,7 +104,8 @@ class QuadraticLoss:
             near = (wmax - w) / wmax + 2.0 * w * np.where(finite, gap, 0.0)[:, None]
         return near if finite.all() else np.where(finite[:, None], near, 1.0 - 2.0 * w * x[:, None])
 
-    def cgf_derivatives(self, x: np.ndarray, gap=None):
+    def cgf_derivatives(self, x: np.ndarray,
+                        gap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """K(x), K'(x), K''(x), K'''(x) for real x of shape (batch,) inside the domain (gap = z_max - x)."""
         w, k, s = self.weight, self.dof, self.linear
         u = self.denominators(x, gap)
@@ -123,7 +129,7 @@ class QuadraticLoss:
             k3,
         )
 
-    def cgf_table(self, x: np.ndarray):
+    def cgf_table(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """K(x), K'(x), K''(x) of a one-row loss at many real x (shape (m,)) inside its domain: the same
         sums as `cgf_derivatives`, taken over the terms as matrix-vector products (a few passes over the
         (m, terms) array instead of a dozen)."""
@@ -141,7 +147,7 @@ class QuadraticLoss:
         v, offset = self.normal_var[0], self.offset[0]
         return k0 + offset * x + 0.5 * v * x**2, k1 + offset + v * x, k2 + v
 
-    def slope_curvature(self, x: np.ndarray, gap=None):
+    def slope_curvature(self, x: np.ndarray, gap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """K'(x) and K''(x) only (the saddle-point iteration needs no logarithm)."""
         w, k, s = self.weight, self.dof, self.linear
         xc = x[:, None]
@@ -195,14 +201,14 @@ class QuadraticLoss:
         return out
 
 
-def _saddle(loss: QuadraticLoss, eps: np.ndarray):
+def _saddle(loss: QuadraticLoss, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The minimiser c of the convex g(x) = K(x) - x eps - ln x - ln(1 + x) on (0, z_max), and its
     gap z_max - c to full relative accuracy (inf where z_max = inf)."""
     zmax = loss.upper_domain()
     lo = np.zeros_like(eps)
     hi = zmax.copy()
 
-    def slope(x):
+    def slope(x: np.ndarray) -> np.ndarray:
         return loss.slope_curvature(x)[0] - eps - 1.0 / x - 1.0 / (1.0 + x)
 
     # bracket: for z_max = inf double until g' > 0 (exists when delta > 0, see log_delta)
@@ -240,7 +246,7 @@ def _saddle(loss: QuadraticLoss, eps: np.ndarray):
         return np.where(np.isfinite(gap), zmax - gap, x), gap
 
 
-def _polish_gap(loss, eps, x, zmax):
+def _polish_gap(loss: QuadraticLoss, eps: np.ndarray, x: np.ndarray, zmax: np.ndarray) -> np.ndarray:
     """Newton on the gap h = z_max - c (dh = -dx), halving where a step leaves (0, z_max): a saddle
     within a few units in the last place of z_max (tiny weights, large eps) gets a gap accurate to
     1e-12 relative, which c itself cannot carry."""
@@ -266,7 +272,8 @@ def _polish_gap(loss, eps, x, zmax):
     return gap
 
 
-def _path_shape(loss, eps, c, gap, g2, g3):
+def _path_shape(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarray, g2: np.ndarray,
+                g3: np.ndarray) -> list[np.ndarray]:
     """Curvatures (bold, cautious) of the path z = c + alpha y^2 + i y, tried in this order.
 
     |alpha| is the steepest-descent curvature g3 / (6 g2) at the saddle (g2, g3: derivatives of g at
@@ -309,7 +316,8 @@ def _path_shape(loss, eps, c, gap, g2, g3):
     return shapes
 
 
-def _integrand(loss, eps, c, gap, g2, alpha, t):
+def _integrand(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarray, g2: np.ndarray, alpha: np.ndarray,
+               t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Im[e^{G(z) - G(c)} z'(y)] dy/dt at the nodes t (rows x points) of the sinh-mapped parabola,
     and per row the largest Re[G(z) - G(c)] met (> 0: the path climbs above the saddle)."""
     scale = 1.0 / np.sqrt(g2)[:, None]
@@ -322,7 +330,8 @@ def _integrand(loss, eps, c, gap, g2, alpha, t):
         return values.imag * scale * np.cosh(t), climb
 
 
-def _integration_range(loss, eps, c, gap, g2, alpha):
+def _integration_range(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarray, g2: np.ndarray,
+                       alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First t (on a coarse scan) where the integrand has fallen below e^-70 of its value at the saddle.
 
     The rest of the contour may then leave the parabola for the vertical line through that point,
@@ -353,7 +362,8 @@ def _integration_range(loss, eps, c, gap, g2, alpha):
     return top, np.isfinite(top)
 
 
-def _trapezoid(loss, eps, c, gap, g2, alpha, top):
+def _trapezoid(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarray, g2: np.ndarray, alpha: np.ndarray,
+               top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """I = int_0^T (integrand) dt by nested trapezoid sums, halving the step until two successive
     sums agree to _RTOL (exponential convergence for analytic integrands). Returns (I, accepted):
     rejected are unconverged rows and paths on which |e^{G(z) - G(c)}| climbs more than _MAX_CLIMB
@@ -374,7 +384,8 @@ def _trapezoid(loss, eps, c, gap, g2, alpha, top):
             break
         sub = loss.take(todo)
         h = top[todo] / (2 * n)
-        mids, climbed = _integrand(sub, eps[todo], c[todo], gap[todo], g2[todo], alpha[todo], h[:, None] * np.arange(1, 2 * n, 2)[None, :])
+        mids, climbed = _integrand(sub, eps[todo], c[todo], gap[todo], g2[todo], alpha[todo],
+                                   h[:, None] * np.arange(1, 2 * n, 2)[None, :])
         climb[todo] = np.maximum(climb[todo], climbed)
         with np.errstate(invalid="ignore", over="ignore"):
             refined = 0.5 * total[todo] + h * mids.sum(axis=1)
@@ -386,12 +397,12 @@ def _trapezoid(loss, eps, c, gap, g2, alpha, top):
     return total, ok
 
 
-def _adaptive(loss, eps, c, gap, g2) -> float:
+def _adaptive(loss: QuadraticLoss, eps: np.ndarray, c: np.ndarray, gap: np.ndarray, g2: np.ndarray) -> float:
     """Last resort for one batch row: adaptive quadrature on the vertical line Re z = c, y in [0, inf).
     Warns when the quadrature's own error estimate exceeds 1e-9 of the result."""
     from scipy import integrate
 
-    def on_line(y):
+    def on_line(y: float) -> float:
         return np.exp(loss.complex_exponent(np.array([[1j * y]]), c, gap, eps)[0, 0]).real
 
     scale = 1.0 / np.sqrt(g2[0])
@@ -400,7 +411,7 @@ def _adaptive(loss, eps, c, gap, g2) -> float:
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             pieces = [integrate.quad(on_line, a, b, epsabs=0.0, epsrel=1e-13, limit=1000)
-                      for a, b in zip(breaks[:-1], breaks[1:])]
+                      for a, b in itertools.pairwise(breaks)]
     total, error = sum(p[0] for p in pieces), sum(p[1] for p in pieces)
     if not error <= 1e-9 * abs(total):
         warnings.warn(f"delta at eps={eps[0]:.6g}: the fallback quadrature's error estimate is "
@@ -408,7 +419,7 @@ def _adaptive(loss, eps, c, gap, g2) -> float:
     return total
 
 
-def log_delta_ceiling(loss: QuadraticLoss, eps, steps: int = 6) -> np.ndarray:
+def log_delta_ceiling(loss: QuadraticLoss, eps: ArrayLike, steps: int = 6) -> np.ndarray:
     """An upper bound of ln delta(eps) for each batch row, at a few vectorised steps per row.
 
     For z in (0, z_max), (1 - e^{-u})_+ <= e^{z u} max_{v > 0} (1 - e^{-v}) e^{-z v} for every u, and
@@ -426,8 +437,8 @@ def log_delta_ceiling(loss: QuadraticLoss, eps, steps: int = 6) -> np.ndarray:
     eps = np.broadcast_to(np.asarray(eps, dtype=float), (loss.batch,)).astype(float)
     # the same law with its (batch, terms) arrays in column order: the sums over the few terms then
     # run down whole columns instead of row by row (same values, a fraction of the time)
-    loss = QuadraticLoss(*(np.asfortranarray(a) for a in (loss.weight, loss.dof, loss.linear)),
-                         loss.offset, loss.normal_var)
+    weight, dof, linear = (np.asfortranarray(a) for a in (loss.weight, loss.dof, loss.linear))
+    loss = QuadraticLoss(weight, dof, linear, loss.offset, loss.normal_var)
     zmax = loss.upper_domain()
     top = np.where(np.isfinite(zmax), zmax, np.inf)
     _, slope, curvature, _ = loss.cgf_derivatives(np.zeros(loss.batch))
@@ -447,7 +458,7 @@ def log_delta_ceiling(loss: QuadraticLoss, eps, steps: int = 6) -> np.ndarray:
     return bound
 
 
-def log_delta(loss: QuadraticLoss, eps) -> np.ndarray:
+def log_delta(loss: QuadraticLoss, eps: ArrayLike) -> np.ndarray:
     """ln delta(eps) = ln E[(1 - e^{eps - L})_+] for each batch row (eps broadcast to the batch).
 
     -inf where delta = 0 exactly (eps >= ess sup L). Accurate to ~1e-12 relative in delta."""

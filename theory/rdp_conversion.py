@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.core.validation import as_finite_array, check_probability, scalar_or_array
+from ndis.core.validation import Floats, as_finite_array, check_probability, scalar_or_array
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 _STEPS = 80          # golden-section steps at most (a bracket of width 2^12 in ln a shrinks to 2e-13)
 
 
-def rdp_to_dp(orders, rdp, delta):
+def rdp_to_dp(orders: Floats, rdp: Floats, delta: Floats) -> float | np.ndarray:
     """The smallest eps such that the RDP curve (orders, rdp) implies (eps, delta)-DP.
 
     Parameters
@@ -64,7 +64,7 @@ def rdp_to_dp(orders, rdp, delta):
     return scalar_or_array(out.reshape(target.shape), delta)
 
 
-def order_epsilons(orders, rdp, delta) -> np.ndarray:
+def order_epsilons(orders: Floats, rdp: Floats, delta: Floats) -> np.ndarray:
     """The optimal one-order conversion (module docstring) of each order: an array (orders x deltas) of eps
     >= 0, +inf for the orders whose value is +inf. `rdp_to_dp` is its minimum over the orders."""
     alpha, rho = _curve(orders, rdp, keep_infinite=True)
@@ -76,7 +76,7 @@ def order_epsilons(orders, rdp, delta) -> np.ndarray:
     return out
 
 
-def rdp_delta(orders, rdp, eps):
+def rdp_delta(orders: Floats, rdp: Floats, eps: Floats) -> float | np.ndarray:
     """The smallest delta such that the RDP curve (orders, rdp) implies (eps, delta)-DP.
 
     Parameters
@@ -103,7 +103,7 @@ def rdp_delta(orders, rdp, eps):
     return scalar_or_array(out.reshape(values.shape), eps)
 
 
-def _curve(orders, rdp, keep_infinite: bool = False):
+def _curve(orders: Floats, rdp: Floats, keep_infinite: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(orders, values) as flat arrays, without the orders whose value is +inf unless `keep_infinite`;
     ValueError for orders <= 1, negative or NaN values, or lengths that differ."""
     alpha = as_finite_array(orders, "orders").reshape(-1)
@@ -118,7 +118,7 @@ def _curve(orders, rdp, keep_infinite: bool = False):
     return alpha[keep], rho[keep]
 
 
-def _smallest(alpha, rho, target, find):
+def _smallest(alpha: np.ndarray, rho: np.ndarray, target: np.ndarray, find: str) -> np.ndarray:
     """The minimum over the orders of `_optimum`, per target (+inf eps / delta 1 without orders). Only the
     orders that can give the minimum are searched: an order's optimum lies between its objective at
     ln a = max(rho, eps + ln(alpha / (alpha - 1))) (the point where b = 0 is stationary) and the closed form,
@@ -135,12 +135,12 @@ def _smallest(alpha, rho, target, find):
     return np.min(values, axis=0)
 
 
-def _log_a_minus_one(s):
+def _log_a_minus_one(s: np.ndarray) -> np.ndarray:
     """ln(a - 1) for s = ln a > 0, without overflow or cancellation."""
     return s + np.log(-np.expm1(-s))
 
 
-def _excess(x, s, alpha, log_r):
+def _excess(x: np.ndarray, s: np.ndarray, alpha: np.ndarray, log_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(phi, dphi/dx) at x = ln u: phi = ln(u a^alpha + (a - 1)(1 - u)^alpha) - ln(a - 1 + u) - (alpha - 1) rho,
     increasing in x."""
     log_gap = _log_a_minus_one(s)
@@ -153,7 +153,7 @@ def _excess(x, s, alpha, log_r):
     return log_n - log_d - log_r, slope
 
 
-def _boundary(s, alpha, log_r):
+def _boundary(s: np.ndarray, alpha: np.ndarray, log_r: np.ndarray) -> np.ndarray:
     """ln u of the boundary point at ln a = s >= rho: Newton's iteration on ln u from u = 1 (where phi >= 0),
     kept inside the bracket of the points seen (bisection otherwise), each point frozen once its step is
     below 1e-12 relative (the next one is far smaller: Newton converges quadratically; phi itself is only
@@ -176,7 +176,7 @@ def _boundary(s, alpha, log_r):
     return x
 
 
-def _objective(s, alpha, rho, target, find):
+def _objective(s: np.ndarray, alpha: np.ndarray, rho: np.ndarray, target: np.ndarray, find: str) -> np.ndarray:
     """The objective at ln a = s on the boundary: ln((p - delta) / q) for find="eps", p - e^eps q for
     find="delta" (-inf / negative where the point does not help)."""
     x = np.where(s <= rho, 0.0, _boundary(np.maximum(s, rho), alpha, (alpha - 1.0) * rho))
@@ -188,7 +188,7 @@ def _objective(s, alpha, rho, target, find):
         return np.where(share < 0, s + np.log1p(-np.exp(np.minimum(share, 0.0))), -np.inf)
 
 
-def _optimum(alpha, rho, target, find):
+def _optimum(alpha: np.ndarray, rho: np.ndarray, target: np.ndarray, find: str) -> np.ndarray:
     """max over ln a of `_objective`, per (order, target): a bracket [start, start + width] with width
     doubled until the objective falls at its end, then golden section to 1e-9 in ln a (the objective is
     flat at its maximum: its value is then within ~1e-18 relative). rho = 0 allows only p = q: eps 0,
@@ -200,7 +200,7 @@ def _optimum(alpha, rho, target, find):
     start = rho_ if find == "eps" else np.maximum(rho_, target)
     start = np.maximum(start, 1e-300)
 
-    def f(s):
+    def f(s: np.ndarray) -> np.ndarray:
         return _objective(s, alpha, rho_, target, find)
 
     width = np.full(shape, 1.0)
@@ -227,7 +227,7 @@ def _optimum(alpha, rho, target, find):
     return np.minimum(best, _closed_form(alpha, rho, target, find))
 
 
-def _closed_form(alpha, rho, target, find):
+def _closed_form(alpha: np.ndarray, rho: np.ndarray, target: np.ndarray, find: str) -> np.ndarray:
     """Balle et al. 2020, Theorem 21: eps = rho + ln(1 - 1/alpha) - (ln delta + ln alpha) / (alpha - 1), and its
     inverse ln delta = (alpha - 1)(rho - eps + ln(1 - 1/alpha)) - ln alpha."""
     shrink = np.log1p(-1.0 / alpha)

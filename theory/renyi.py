@@ -37,15 +37,20 @@ dp_accounting use, on a grid of orders refined around the best one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 import numpy as np
 from scipy import special
 
+from ndis.core.curve import check_direction
+from ndis.core.validation import Floats, as_finite_array, scalar_or_array
+
 from .gaussian_pair import QuadraticLossProfile
 from .profile import PrivacyProfile, WorstCase
+from .quadratic_loss import QuadraticLoss
 from .rdp_conversion import order_epsilons
 from .spectrum import Spectrum
-from ndis.core.curve import check_direction
-from ndis.core.validation import as_finite_array, scalar_or_array
 
 #: Orders of the RDP accountant (those of dp_accounting's RdpAccountant's default, up to 256).
 RDP_ORDERS = np.concatenate([np.linspace(1.25, 3.0, 8), np.arange(4.0, 33.0), np.array([40.0, 48, 56, 64, 128, 256])])
@@ -67,7 +72,7 @@ def _log1p_minus(x: np.ndarray) -> np.ndarray:
         return np.where(small, -x * x / (2.0 + x) + series, np.log1p(x) - x)
 
 
-def _gaussian_divergence(loss, alpha: np.ndarray) -> np.ndarray:
+def _gaussian_divergence(loss: QuadraticLoss | None, alpha: np.ndarray) -> np.ndarray:
     """D_alpha of the pair whose privacy loss is `loss` (Gaussian-pair form), per alpha."""
     if loss is None:
         return np.full(alpha.shape, np.inf)
@@ -104,7 +109,7 @@ def _profile_divergence(profile: PrivacyProfile, alpha: np.ndarray) -> np.ndarra
     return out
 
 
-def _support_end(profile: PrivacyProfile, rate: np.ndarray):
+def _support_end(profile: PrivacyProfile, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(end, found) per rate: the first point after the peak of e^{rate eps} delta(eps) where it is 60
     below its peak (e^-60 of the integral is left beyond, for these log-concave-like shapes), on a scan
     of [0, 1] doubled until every rate has one or the scan reaches 2^10."""
@@ -138,7 +143,7 @@ def _log_integral(profile: PrivacyProfile, rate: np.ndarray, end: float) -> np.n
         previous, panels = value, panels * 2
 
 
-def _directed(pair, alpha: np.ndarray) -> np.ndarray:
+def _directed(pair: PrivacyProfile, alpha: np.ndarray) -> np.ndarray:
     """D_alpha(P||Q) for the forward pair of `pair`."""
     if isinstance(pair, QuadraticLossProfile):
         return _gaussian_divergence(pair.loss, alpha)
@@ -147,7 +152,7 @@ def _directed(pair, alpha: np.ndarray) -> np.ndarray:
     return _profile_divergence(pair, alpha)
 
 
-def _as_profile(pair) -> PrivacyProfile:
+def _as_profile(pair: object) -> PrivacyProfile:
     if isinstance(pair, Spectrum):
         return pair.profile()
     if not isinstance(pair, PrivacyProfile):
@@ -155,7 +160,7 @@ def _as_profile(pair) -> PrivacyProfile:
     return pair
 
 
-def renyi_divergence(pair, alpha, direction: str = "max"):
+def renyi_divergence(pair: PrivacyProfile | Spectrum, alpha: Floats, direction: str = "max") -> float | np.ndarray:
     """D_alpha(P||Q) of a `GaussianPair` (or ALS / RP pair, product from `compose`, `Spectrum`: the
     largest over its candidate rows, any other privacy profile: numerically) for order(s) alpha > 0
     ("forward": P||Q, "reverse": Q||P, "max": the larger, the Rényi-DP epsilon). +inf where it diverges
@@ -172,21 +177,23 @@ def renyi_divergence(pair, alpha, direction: str = "max"):
     return scalar_or_array(out.reshape(orders.shape), alpha)
 
 
-def zcdp_rho(pair, direction: str = "max", max_order: float = np.inf) -> float:
+def zcdp_rho(pair: PrivacyProfile | Spectrum, direction: str = "max", max_order: float = np.inf) -> float:
     """rho = sup_{1 < alpha < max_order} D_alpha / alpha (zCDP, Bun & Steinke 2016; with a finite
     max_order the truncated CDP of Bun et al. 2018), for Gaussian pairs and what is made of them. +inf
     when D_alpha diverges below max_order (any change of covariance, module docstring)."""
     profile = _as_profile(pair)
-    members = profile.members if isinstance(profile, WorstCase) else (profile,)
+    members: Sequence[PrivacyProfile] = profile.members if isinstance(profile, WorstCase) else (profile,)
     if not all(isinstance(m, QuadraticLossProfile) for m in members):
         raise TypeError("zcdp_rho needs Gaussian pairs (GaussianPair, ALS / RP pairs, compose of them, a Spectrum)")
     if not max_order > 1:
         raise ValueError(f"max_order must exceed 1, got {max_order}")
     directions = ("forward", "reverse") if check_direction(direction) == "max" else (direction,)
-    return max(_rho(m._oriented(d).loss, float(max_order)) for m in members for d in directions)
+    # either direction of a Gaussian pair is one (`_reversed`)
+    return max(_rho(cast(QuadraticLossProfile, m._oriented(d)).loss, float(max_order))
+               for m in members for d in directions)
 
 
-def _rho(loss, max_order: float) -> float:
+def _rho(loss: QuadraticLoss | None, max_order: float) -> float:
     """sup over 1 < alpha < max_order of D_alpha / alpha for one loss: golden-section search of a
     fine log grid's best point (D_alpha / alpha is smooth in ln(alpha - 1))."""
     if loss is None:
@@ -196,7 +203,7 @@ def _rho(loss, max_order: float) -> float:
     if np.isfinite(limit) and limit <= max_order:
         return np.inf
     top = min(max_order, 1e6)
-    def ratio(log_z):
+    def ratio(log_z: float) -> float:
         order = 1.0 + np.exp(log_z)
         return float(_gaussian_divergence(loss, np.atleast_1d(order))[0] / order)
 
@@ -211,7 +218,7 @@ def _rho(loss, max_order: float) -> float:
     return float(values[k])
 
 
-def rdp_epsilon(pair, delta: float, count: int = 1, orders=None) -> float:
+def rdp_epsilon(pair: PrivacyProfile | Spectrum, delta: float, count: int = 1, orders: Floats | None = None) -> float:
     """eps(delta) of `count` releases of `pair` by the RDP accountant.
 
     Parameters
@@ -236,7 +243,7 @@ def rdp_epsilon(pair, delta: float, count: int = 1, orders=None) -> float:
     profile = _as_profile(pair)
     steps = int(count)
 
-    def best(grid):
+    def best(grid: np.ndarray) -> np.ndarray:
         rdp = steps * np.asarray(renyi_divergence(profile, grid, "max"), dtype=float).reshape(-1)
         return order_epsilons(grid, rdp, float(delta))[:, 0]
 

@@ -13,14 +13,16 @@ reverse is 0 for eps >= -(r/2) ln(1 - l). RLC is r = 1. Both are evaluated by th
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .gaussian_pair import GaussianLosses
-from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 from ndis.core.curve import check_direction
 from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
 
+from .gaussian_pair import GaussianLosses
+from .quadratic_loss import QuadraticLoss, log_delta as _log_delta
 
-def _rp_losses(leverage, r):
+
+def _rp_losses(leverage: np.ndarray, r: np.ndarray) -> tuple[QuadraticLoss, QuadraticLoss]:
     """The forward loss (under D) and the reverse loss (under D') as QuadraticLoss batches."""
     shift = 0.5 * r * np.log1p(-leverage)
     forward = QuadraticLoss.build((leverage / (2.0 * (1.0 - leverage)))[:, None], r[:, None], 0.0, offset=shift)
@@ -28,7 +30,7 @@ def _rp_losses(leverage, r):
     return forward, reverse
 
 
-def rp_pair(leverage, r) -> GaussianLosses:
+def rp_pair(leverage: float, r: int) -> GaussianLosses:
     """The Gaussian pair (RP(D), RP(D')) of a removed row of leverage l, as its two privacy losses:
     in the basis where D^T D = I, each of the r output columns is N(0, 1) under D and N(0, 1 - l)
     along the row under D' (Lu et al. 2023, NDIS, Theorem 2), i.e. `GaussianPair([0], [[1]], [0],
@@ -41,7 +43,7 @@ def rp_pair(leverage, r) -> GaussianLosses:
     return GaussianLosses(forward, reverse, label=f"RP pair, leverage {lev:.4g}, r = {r}")
 
 
-def rp_log_delta(eps, leverage, r, direction: str = "max"):
+def rp_log_delta(eps: ArrayLike, leverage: ArrayLike, r: ArrayLike, direction: str = "max") -> float | np.ndarray:
     """ln delta(eps) of RP for a removed row of the given leverage (broadcasting eps, leverage, r)."""
     check_direction(direction)
     eps_a, lev_a, r_a = np.broadcast_arrays(as_eps(eps), as_finite_array(leverage, "leverage"), as_finite_array(r, "r"))
@@ -60,7 +62,7 @@ def rp_log_delta(eps, leverage, r, direction: str = "max"):
     return scalar_or_array(out.reshape(eps_a.shape), like)
 
 
-def rp_delta(eps, leverage, r, direction: str = "max"):
+def rp_delta(eps: ArrayLike, leverage: ArrayLike, r: ArrayLike, direction: str = "max") -> float | np.ndarray:
     """delta(eps) of Gaussian RP (r columns; RLC: r = 1) for a removed row of leverage l
     (Lu et al. 2023, NDIS, Theorem 2).
 
@@ -69,7 +71,7 @@ def rp_delta(eps, leverage, r, direction: str = "max"):
     return scalar_or_array(np.exp(np.asarray(rp_log_delta(eps, leverage, r, direction))), like)
 
 
-def rp_leverage_threshold(eps, delta, r) -> float:
+def rp_leverage_threshold(eps: float, delta: float, r: int) -> float:
     """l*(eps, delta, r): the leverage with delta_fwd(eps; l*, r) = delta. The forward spectrum increases
     with l (Lu et al. 2023, NDIS, Proposition 3), so RP is (eps, delta)-DP on databases whose rows have leverage <= l*.
     Root of ln delta(l) - ln delta in logit(l)."""
@@ -79,11 +81,14 @@ def rp_leverage_threshold(eps, delta, r) -> float:
     goal = float(np.log(check_probability(delta)))
     if eps < 0:
         raise ValueError(f"eps must be non-negative, got {eps}")
-    gap = lambda logit: rp_log_delta(eps, 1.0 / (1.0 + np.exp(-logit)), r, "forward") - goal
+
+    def gap(logit: float) -> float | np.ndarray:
+        return rp_log_delta(eps, 1.0 / (1.0 + np.exp(-logit)), r, "forward") - goal
+
     return float(1.0 / (1.0 + np.exp(-optimize.brentq(gap, -40.0, 35.0, xtol=1e-14, rtol=1e-15))))
 
 
-def rp_sigma(eps, delta, r, C, tight: bool = False) -> float:
+def rp_sigma(eps: float, delta: float, r: int, C: float, tight: bool = False) -> float:
     """Noise scale of M_RP (Lu et al. 2023, NDIS, Fig. 3 and Theorem 3): appending sigma I_d to D caps
     every data row's leverage at C^2 / sigma^2, so sigma = C / sqrt(l*). With tight=True the valid
     smaller choice sigma = C sqrt(1/l* - 1) (derived here: a row of norm <= C has leverage

@@ -10,7 +10,7 @@ import numpy as np
 from ndis.core.validation import as_finite_array, check_probability
 
 
-def sheffet_c2(eps, delta, r, C) -> float:
+def sheffet_c2(eps: float, delta: float, r: int, C: float) -> float:
     """c2 of Sheffet's (2019) DP random-projection least squares (the scale of the appended rows
     c2 I), as Lu et al. (2023) [NDIS] calibrate it."""
     eps, C = float(as_finite_array(eps, "eps")), float(as_finite_array(C, "C"))

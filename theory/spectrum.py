@@ -16,9 +16,16 @@ generically through `GaussianPair`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ndis.core.curve import Curve
+from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
+from ndis.core.validation import as_data, as_eps_grid
 
 from .als import als_delta, als_log_delta_ceiling, als_pair
 from .gaussian import gaussian_delta
@@ -27,11 +34,12 @@ from .leverage import ols_sensitivities, split_regression
 from .profile import PrivacyProfile, WorstCase
 from .rp import rp_delta, rp_pair
 from .worst_rows import data_leverages, leverage_residual, max_leverage_row, max_sensitivity_row, pareto_frontier
-from ndis.core.curve import Curve
-from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
-from ndis.core.validation import as_data, as_eps_grid
 
 FAMILIES = ("rp", "rlc", "als", "gaussian-ls")
+#: The rows a spectrum scans: "worst", "all", a row index or row indices.
+Rows = str | int | Sequence[int] | np.ndarray
+#: (forward, reverse, row) per eps of a scan (`_scan`), its details, exactness and the rows scanned.
+_Scanned = tuple[tuple[np.ndarray, ...], dict[str, Any], bool, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -42,12 +50,13 @@ class Spectrum(Curve):
     neighbor: str
     mechanism: str
     exact: bool                          # False when the curve is that of an asymptotic normal law
-    details: dict = field(default_factory=dict)  # the family's parameters; each candidate row's leverage,
+    details: dict[str, Any] = field(default_factory=dict)  # the family's parameters; each candidate row's leverage,
     # residual share or sensitivity (`worst_details`: the worst row's, per eps)
     candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # rows scanned
-    candidate_pairs: tuple = field(default=(), repr=False, compare=False)  # their pairs (generic mechanisms)
+    # their pairs (generic mechanisms)
+    candidate_pairs: tuple[PrivacyProfile, ...] = field(default=(), repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "row", np.asarray(self.row))
         object.__setattr__(self, "candidates", np.asarray(self.candidates, dtype=int).reshape(-1))
@@ -59,31 +68,34 @@ class Spectrum(Curve):
         return int(values[np.argmax(counts)])
 
     @property
-    def worst_details(self) -> dict:
+    def worst_details(self) -> dict[str, Any]:
         """`details` with each candidate row's values (lists as long as `candidates`) replaced by the
         worst row's value at each eps, like `row`: what theory.json records (a list per eps, not one
         per scanned row, which is 327,346 for rows="all" on flights)."""
         order = np.argsort(self.candidates, kind="stable")
         at = order[np.searchsorted(self.candidates, self.row, sorter=order)] if self.candidates.size else None
-        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size else v)
+        return {k: ([v[i] for i in at] if isinstance(v, list) and at is not None and len(v) == self.candidates.size
+                    else v)
                 for k, v in self.details.items()}
 
-    def pairs(self) -> list:
+    def pairs(self) -> list[tuple[int, PrivacyProfile]]:
         """[(row, pair)]: the Gaussian pair (M(D), M(D minus row)) of every candidate row, as a
         `theory.profile.PrivacyProfile` (the asymptotic law's pair where `exact` is False): `rp_pair`,
         `als_pair` or the analytic Gaussian of the closed forms, the mechanism's own laws otherwise.
         The spectrum is their maximum; meant for the few rows of rows="worst"."""
         if self.candidate_pairs:
-            return list(zip(self.candidates.tolist(), self.candidate_pairs))
+            return list(zip(self.candidates.tolist(), self.candidate_pairs, strict=True))
         d = self.details
+        made: list[PrivacyProfile]
         if self.mechanism in ("rp", "rlc"):
             r = 1 if self.mechanism == "rlc" else int(d["r"])
             made = [rp_pair(lev, r) for lev in d["leverage"]]
         elif self.mechanism == "als":
-            made = [als_pair(lev, res, int(d["r"]), int(d["p"])) for lev, res in zip(d["leverage"], d["residual"])]
+            made = [als_pair(lev, res, int(d["r"]), int(d["p"]))
+                    for lev, res in zip(d["leverage"], d["residual"], strict=True)]
         else:
             made = [GaussianPair([s / float(d["sigma"])], [[1.0]], [0.0], [[1.0]]) for s in d["sensitivity"]]
-        return list(zip(self.candidates.tolist(), made))
+        return list(zip(self.candidates.tolist(), made, strict=True))
 
     def profile(self) -> PrivacyProfile:
         """The spectrum at every eps, both directions: the worst candidate row's pair in each direction
@@ -93,13 +105,13 @@ class Spectrum(Curve):
             raise ValueError("this spectrum has no candidate rows")
         return made[0] if len(made) == 1 else WorstCase(made)
 
-    def to_pld(self, discretization: float = 1e-4, **options):
+    def to_pld(self, discretization: float = 1e-4, **options: Any) -> Any:
         """A pessimistic dp_accounting PrivacyLossDistribution of the spectrum (REMOVE = forward, ADD =
         reverse): `profile().to_pld(...)`, see `theory.profile` for its discretization error."""
         return self.profile().to_pld(discretization, **options)
 
 
-def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
+def _select(rows: Rows, candidates: np.ndarray, n: int) -> np.ndarray:
     """The rows to evaluate: the family's candidates for "worst", else the requested ones."""
     if isinstance(rows, str):
         if rows == "worst":
@@ -116,14 +128,16 @@ def _select(rows, candidates: np.ndarray, n: int) -> np.ndarray:
 _CHUNK_POINTS = 2048     # (row, eps) points per vectorised block of a scan: bounds its memory
 
 
-def _max_over_rows(eps, rows, forward, reverse) -> tuple:
+def _max_over_rows(eps: np.ndarray, rows: np.ndarray, forward: np.ndarray,
+                   reverse: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(forward, reverse, row) per eps of the row (axis 0) whose curve max(forward, reverse) is largest."""
     worst = np.argmax(Curve(np.broadcast_to(eps, forward.shape), forward, reverse).delta, axis=0)
-    pick = lambda a: a[worst, np.arange(eps.size)]
-    return pick(forward), pick(reverse), rows[worst]
+    columns = np.arange(eps.size)
+    return forward[worst, columns], reverse[worst, columns], rows[worst]
 
 
-def _scan(eps, rows, curves, ceiling=None) -> tuple:
+def _scan(eps: np.ndarray, rows: np.ndarray, curves: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+          ceiling: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
     """`_max_over_rows` over `rows` in blocks of about _CHUNK_POINTS (row, eps) points, keeping
     only the running maximum: memory bounded whatever the number of rows. curves(block) gives
     (forward, reverse) of shape (block size, eps size); ties keep the first row, as argmax does.
@@ -142,8 +156,9 @@ def _scan(eps, rows, curves, ceiling=None) -> tuple:
             best = [fwd, rev, row]
             continue
         better = np.maximum(fwd, rev) > np.maximum(best[0], best[1])
-        for kept, new in zip(best, (fwd, rev, row)):
+        for kept, new in zip(best, (fwd, rev, row), strict=True):
             kept[better] = new[better]
+    assert best is not None, "no rows to scan"
     return tuple(best)
 
 
@@ -152,7 +167,9 @@ _LOG_TINY = np.log(np.finfo(float).tiny)   # below e^-708.4 a delta is subnormal
 _LOG_ZERO = -746.0                          # e^x is 0.0 below about -745.1: such rows tie at 0
 
 
-def _rows_that_can_be_worst(eps, rows, curves, ceiling) -> np.ndarray:
+def _rows_that_can_be_worst(eps: np.ndarray, rows: np.ndarray,
+                            curves: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                            ceiling: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The rows (in their order) that can be the worst at some eps: the `_SEED_ROWS` rows of the
     largest ceilings at each eps are evaluated, and a row is kept where its ceiling reaches the
     largest ln delta m they found, less 1e-6 (far beyond the 1e-9 relative accuracy of the curves).
@@ -172,37 +189,48 @@ def _rows_that_can_be_worst(eps, rows, curves, ceiling) -> np.ndarray:
     return rows[keep]
 
 
-def _rp(D, eps, rows, r, ridge):
+def _rp(D: np.ndarray, eps: np.ndarray, rows: Rows, r: int, ridge: float) -> _Scanned:
     lev = data_leverages(D, ridge)
     chosen = _select(rows, np.array([max_leverage_row(D, ridge)]), D.shape[0])
-    curves = lambda block: tuple(rp_delta(eps[None, :], lev[block, None], r, d) for d in ("forward", "reverse"))
+
+    def curves(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        forward, reverse = (np.asarray(rp_delta(eps[None, :], lev[block, None], r, d)) for d in ("forward", "reverse"))
+        return forward, reverse
+
     return _scan(eps, chosen, curves), {"leverage": lev[chosen].tolist()}, True, chosen
 
 
-def _als(D, eps, rows, r, ridge, exact):
+def _als(D: np.ndarray, eps: np.ndarray, rows: Rows, r: int, ridge: float, exact: bool) -> _Scanned:
     lev, res = leverage_residual(D, ridge)
     chosen = _select(rows, pareto_frontier(lev, res), D.shape[0])
     p = D.shape[1] - 1
-    curves = lambda block: tuple(als_delta(eps[None, :], lev[block, None], res[block, None], r, p, d)
-                                 for d in ("forward", "reverse"))
-    ceiling = lambda block: als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p).reshape(
-        block.size, eps.size)
+
+    def curves(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        forward, reverse = (np.asarray(als_delta(eps[None, :], lev[block, None], res[block, None], r, p, d))
+                            for d in ("forward", "reverse"))
+        return forward, reverse
+
+    def ceiling(block: np.ndarray) -> np.ndarray:
+        bound = als_log_delta_ceiling(eps[None, :], lev[block, None], res[block, None], r, p)
+        return bound.reshape(block.size, eps.size)
+
     details = {"leverage": lev[chosen].tolist(), "residual": res[chosen].tolist(), "p": p}
     return _scan(eps, chosen, curves, ceiling), details, exact, chosen
 
 
-def _gaussian_ls(D, eps, rows, sigma):
+def _gaussian_ls(D: np.ndarray, eps: np.ndarray, rows: Rows, sigma: float) -> _Scanned:
     sens = ols_sensitivities(*split_regression(D))
     chosen = _select(rows, np.array([max_sensitivity_row(D)]), D.shape[0])
 
-    def curves(block):
-        curve = gaussian_delta(eps[None, :], sens[block, None] / sigma)
+    def curves(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        curve = np.asarray(gaussian_delta(eps[None, :], sens[block, None] / sigma))
         return curve, curve
 
     return _scan(eps, chosen, curves), {"sensitivity": sens[chosen].tolist()}, True, chosen
 
 
-def _generic(mechanism, D, eps, rows, neighbor):
+def _generic(mechanism: object, D: np.ndarray, eps: np.ndarray, rows: Rows,
+             neighbor: str) -> tuple[tuple[np.ndarray, ...], dict[str, Any], bool, np.ndarray, list[GaussianPair]]:
     """Any mechanism with output_law(D): exact GaussianPair on the requested or worst pair(s)."""
     if not hasattr(mechanism, "output_law"):
         raise ValueError(f"mechanism {mechanism!r} has no closed form here and no output_law")
@@ -216,17 +244,20 @@ def _generic(mechanism, D, eps, rows, neighbor):
         pairs = [found]
     else:
         pairs = [(int(i), make(D, neighbor, int(i))) for i in _select(rows, np.arange(0), D.shape[0])]
-    fwd, rev, made = [], [], []
+    fwd: list[float | np.ndarray] = []
+    rev: list[float | np.ndarray] = []
+    made: list[GaussianPair] = []
     for _, neighbour_data in pairs:
         pair = GaussianPair.from_laws(law, mechanism.output_law(neighbour_data))
         fwd.append(pair.delta(eps))
         rev.append(pair.reverse().delta(eps))
         made.append(pair)
     chosen = np.array([i for i, _ in pairs])
-    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, bool(getattr(law, "exact", True)), chosen, made
+    exact = bool(getattr(law, "exact", True))
+    return _max_over_rows(eps, chosen, np.array(fwd), np.array(rev)), {}, exact, chosen, made
 
 
-def _family(mechanism, D: np.ndarray, params: dict):
+def _family(mechanism: object, D: np.ndarray, params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """(family name, parameters) of a family name, or of a mechanism object's `spectrum_model(D)`
     (its closed form with the noise scale calibrated on D and held fixed for every neighbour)."""
     if isinstance(mechanism, str):
@@ -238,7 +269,8 @@ def _family(mechanism, D: np.ndarray, params: dict):
     return None, params
 
 
-def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params) -> Spectrum:
+def spectrum(mechanism: object, D: ArrayLike, eps: ArrayLike, neighbor: str = "remove", rows: Rows = "worst",
+             **params: Any) -> Spectrum:
     """The exact (or asymptotic, labelled) privacy spectrum of `mechanism` on dataset D.
 
     mechanism: a family name ("rp", "rlc", "als", "gaussian-ls") with its parameters as keywords
@@ -252,8 +284,8 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
     D = as_data(D)
     eps = as_eps_grid(eps)
     family, params = _family(mechanism, D, dict(params))
-    name = family or getattr(mechanism, "name", type(mechanism).__name__)
-    made = ()
+    name = family if family is not None else getattr(mechanism, "name", type(mechanism).__name__)
+    made: Sequence[PrivacyProfile] = ()
     if family is None:
         check_relation(neighbor)
         (fwd, rev, row), details, exact, chosen, made = _generic(mechanism, D, eps, rows, neighbor)
@@ -261,7 +293,8 @@ def spectrum(mechanism, D, eps, neighbor: str = "remove", rows="worst", **params
         if family not in FAMILIES:
             raise ValueError(f"unknown mechanism family {family!r}; closed forms exist for {FAMILIES}")
         if neighbor not in ROW_RELATIONS:
-            raise ValueError(f"the {family} closed form covers the neighbour relations {ROW_RELATIONS}, not {neighbor!r}")
+            raise ValueError(f"the {family} closed form covers the neighbour relations {ROW_RELATIONS}, "
+                             f"not {neighbor!r}")
         ridge = float(params.get("ridge", 0.0))
         if family in ("rp", "rlc"):
             r = 1 if family == "rlc" else int(params.get("r", 0))

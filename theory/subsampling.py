@@ -45,17 +45,17 @@ class PoissonSubsampled(PrivacyProfile):
     """The profile of M run on a Poisson subsample with rate q, from the profile `base` of M: forward =
     REMOVE = (q P + (1 - q) Q || Q), reverse = ADD = (Q || q P + (1 - q) Q) (module docstring)."""
 
-    def __init__(self, base: PrivacyProfile, q: float, add: bool = False):
+    def __init__(self, base: PrivacyProfile, q: float, add: bool = False) -> None:
         self.base, self.q, self.add = base, float(q), bool(add)
         self.fast = base.fast
 
     def __repr__(self) -> str:
         return f"PoissonSubsampled(q={self.q:g}, {'ADD' if self.add else 'REMOVE'} direction of {self.base!r})"
 
-    def _reversed(self) -> "PoissonSubsampled":
+    def _reversed(self) -> PoissonSubsampled:
         return PoissonSubsampled(self.base, self.q, not self.add)
 
-    def _log_delta(self, eps):
+    def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         if not self.add:
             return _amplified_log_delta(self.base, self.q, eps)
         q, out = self.q, np.full(eps.shape, -np.inf)
@@ -71,17 +71,17 @@ class WithoutReplacement(PrivacyProfile):
     neighbours), gamma = m / n: each direction is gamma delta(ln(1 + (e^eps - 1)/gamma)) of `base`'s same
     direction (module docstring). Pessimistic, not exact."""
 
-    def __init__(self, base: PrivacyProfile, gamma: float):
+    def __init__(self, base: PrivacyProfile, gamma: float) -> None:
         self.base, self.gamma = base, float(gamma)
         self.fast = base.fast
 
     def __repr__(self) -> str:
         return f"WithoutReplacement(gamma={self.gamma:g}, bound from {self.base!r})"
 
-    def _reversed(self) -> "WithoutReplacement":
+    def _reversed(self) -> WithoutReplacement:
         return WithoutReplacement(self.base.reverse(), self.gamma)
 
-    def _log_delta(self, eps):
+    def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         return _amplified_log_delta(self.base, self.gamma, eps)
 
 
@@ -99,7 +99,7 @@ def _amplified_log_delta(base: PrivacyProfile, q: float, eps: np.ndarray) -> np.
     return out
 
 
-def poisson_subsample(spectrum, q: float) -> PoissonSubsampled:
+def poisson_subsample(spectrum: PrivacyProfile | Spectrum, q: float) -> PoissonSubsampled:
     """The profile of a mechanism run on a Poisson subsample (each row kept with probability q) from the
     profile of the mechanism itself (a `GaussianPair`, the result of `compose`, any
     `theory.profile.PrivacyProfile`, or a `Spectrum`: its worst candidate row). See the module docstring
@@ -110,7 +110,7 @@ def poisson_subsample(spectrum, q: float) -> PoissonSubsampled:
     return PoissonSubsampled(_profile_of(spectrum, "poisson_subsample"), q)
 
 
-def _profile_of(spectrum, name: str) -> PrivacyProfile:
+def _profile_of(spectrum: object, name: str) -> PrivacyProfile:
     """The privacy profile a subsampling function amplifies: a `Spectrum`'s worst row, or the profile."""
     base = spectrum.profile() if isinstance(spectrum, Spectrum) else spectrum
     if not isinstance(base, PrivacyProfile):
@@ -119,7 +119,7 @@ def _profile_of(spectrum, name: str) -> PrivacyProfile:
     return base
 
 
-def subsample_without_replacement(spectrum, m: int, n: int) -> WithoutReplacement:
+def subsample_without_replacement(spectrum: PrivacyProfile | Spectrum, m: int, n: int) -> WithoutReplacement:
     """An upper bound of the profile of a mechanism run on m of n rows drawn without replacement, from
     the mechanism's own profile over replace-one neighbours (a `GaussianPair`, the result of `compose`,
     any `theory.profile.PrivacyProfile`, or a `Spectrum`: its worst candidate row); Balle, Barthe &

@@ -20,18 +20,23 @@ eps and refined by golden-section search between the grid's neighbours of the be
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ndis.core.curve import check_direction
+from ndis.core.validation import as_finite_array
 
 from .profile import PrivacyProfile
 from .spectrum import Spectrum
-from ndis.core.curve import check_direction
-from ndis.core.validation import as_finite_array
 
 #: Default type I errors: log-spaced near 0, where trade-off curves bend, and evenly spaced.
 TYPE_ONE = np.unique(np.concatenate([[0.0], np.logspace(-6, 0, 61), np.linspace(0.0, 1.0, 101)]))
 
 
-def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 400):
+def tradeoff(spectrum: PrivacyProfile | Spectrum, type_one: ArrayLike | None = None, direction: str = "max",
+             points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """(alpha, beta): the trade-off curve of a privacy profile (`GaussianPair`, `Spectrum`, the results of
     `compose` and `poisson_subsample`, ...) at type I errors alpha (default `TYPE_ONE`), from delta on
     `points` eps in [0, eps(1e-12)] (module docstring)."""
@@ -46,11 +51,14 @@ def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 400)
     end = end if np.isfinite(end) and end > 0 else 50.0
     eps = np.linspace(0.0, end, int(points))
     step = eps[1] - eps[0]
-    if direction == "max":
-        first = second = lambda e: profile.delta(e, "max")
-    else:
-        first = lambda e: profile.delta(e, direction)
-        second = lambda e: profile.delta(e, "reverse" if direction == "forward" else "forward")
+    other = "max" if direction == "max" else "reverse" if direction == "forward" else "forward"
+
+    def first(e: np.ndarray) -> float | np.ndarray:
+        return profile.delta(e, direction)
+
+    def second(e: np.ndarray) -> float | np.ndarray:
+        return profile.delta(e, other)
+
     lines = (lambda e, a: 1.0 - first(e) - np.exp(e) * a,                 # both concave along e^eps,
              lambda e, a: np.exp(-e) * (1.0 - second(e) - a))             # so unimodal in eps
     beta = np.zeros(alpha.size)
@@ -62,7 +70,8 @@ def tradeoff(spectrum, type_one=None, direction: str = "max", points: int = 400)
     return alpha, np.clip(beta, 0.0, 1.0 - alpha)
 
 
-def _golden(line, lo, hi, alpha, iterations: int = 25):
+def _golden(line: Callable[[np.ndarray, np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, alpha: np.ndarray,
+            iterations: int = 25) -> np.ndarray:
     """max of the unimodal line(., alpha) on [lo, hi] per alpha, by golden-section search (vectorised)."""
     ratio = (np.sqrt(5.0) - 1.0) / 2.0
     a, b = lo.copy(), hi.copy()

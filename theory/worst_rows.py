@@ -16,24 +16,26 @@ scans use the monotonicity results of the papers:
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ndis.core.validation import as_data
 
 from .als import als_delta
 from .leverage import augment, leverages, ols_sensitivities, residual_shares, split_regression
-from ndis.core.validation import as_data
 
 
-def data_leverages(D, ridge: float = 0.0) -> np.ndarray:
+def data_leverages(D: ArrayLike, ridge: float = 0.0) -> np.ndarray:
     """Leverages of the n data rows of [D; ridge I]."""
     D = as_data(D)
     return leverages(augment(D, ridge))[: D.shape[0]]
 
 
-def max_leverage_row(D, ridge: float = 0.0) -> int:
+def max_leverage_row(D: ArrayLike, ridge: float = 0.0) -> int:
     """The data row with the largest leverage in [D; ridge I]: the worst RP / RLC row."""
     return int(np.argmax(data_leverages(D, ridge)))
 
 
-def leverage_residual(D, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def leverage_residual(D: ArrayLike, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(l_i, e_i) of the n data rows of D = [B, b] in [D; ridge I]: leverage in B and residual share
     w_i^2 / ||w||^2 (Lu et al. 2023, NDIS, Sec. 5)."""
     D = as_data(D, min_cols=2)
@@ -50,7 +52,7 @@ def pareto_frontier(leverage: np.ndarray, residual: np.ndarray) -> np.ndarray:
     return np.sort(order[keep])
 
 
-def max_als_delta_row(D, r: int, eps: float, ridge: float = 0.0) -> int:
+def max_als_delta_row(D: ArrayLike, r: int, eps: float, ridge: float = 0.0) -> int:
     """The data row of D = [B, b] with the largest ALS spectrum phi_{eps,r,p}(l_i, e_i) in
     [D; ridge I], searched over the Pareto frontier of (l_i, e_i)."""
     leverage, residual = leverage_residual(D, ridge)
@@ -60,7 +62,7 @@ def max_als_delta_row(D, r: int, eps: float, ridge: float = 0.0) -> int:
     return int(front[int(np.argmax(deltas))])
 
 
-def max_sensitivity_row(D) -> int:
+def max_sensitivity_row(D: ArrayLike) -> int:
     """The row of D = [B, b] whose removal moves x_opt the most (Lu et al. 2023, OLS-RP,
     Propositions 7-9)."""
     return int(np.argmax(ols_sensitivities(*split_regression(D))))

@@ -37,36 +37,42 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .gaussian import gaussian_delta
 from ndis.core.validation import as_eps, as_finite_array, as_positive, scalar_or_array
 
-_QUAD = dict(epsabs=0.0, epsrel=1e-12, limit=200)
+from .gaussian import gaussian_delta
+
+_QUAD: dict[str, Any] = dict(epsabs=0.0, epsrel=1e-12, limit=200)
+#: A function of one real variable (a density, a distribution function, an integrand).
+Real = Callable[[float], float]
 
 
-def _vectors(q, q_prime):
+def _vectors(q: ArrayLike, q_prime: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     q, q_prime = as_finite_array(q, "q").reshape(-1), as_finite_array(q_prime, "q_prime").reshape(-1)
     if q.shape != q_prime.shape:
         raise ValueError(f"q and q' must have the same length, got {q.size} and {q_prime.size}")
     return q, q_prime
 
 
-def _map(function, eps):
+def _map(function: Real, eps: ArrayLike) -> float | np.ndarray:
     """function applied to every eps (scipy.stats convention: scalar in, float out)."""
     grid = as_eps(eps)
     out = np.array([function(float(e)) for e in grid.reshape(-1)]).reshape(grid.shape)
     return scalar_or_array(out, eps)
 
 
-def _integral(f, knots, lo=-np.inf, hi=np.inf, epsabs=0.0) -> float:
+def _integral(f: Real, knots: Iterable[float], lo: float = -np.inf, hi: float = np.inf, epsabs: float = 0.0) -> float:
     """integral of f over (lo, hi), split at the sorted knots inside it (kinks of f)."""
     from scipy import integrate
 
     points = [lo, *sorted(k for k in set(knots) if lo < k < hi), hi]
     options = {**_QUAD, "epsabs": epsabs}
-    return float(sum(integrate.quad(f, a, b, **options)[0] for a, b in zip(points[:-1], points[1:]) if b > a))
+    return float(sum(integrate.quad(f, a, b, **options)[0] for a, b in itertools.pairwise(points) if b > a))
 
 
 # -- Laplace and Gaussian noise on a shift vector ------------------------------------------------------
@@ -94,8 +100,8 @@ def _laplace_one(eps: float, a: float) -> float:
 def _laplace_many(eps: float, a: np.ndarray) -> float:
     """E[(1 - e^{eps - L})_+] for L = sum of the clipped Laplace losses with ranges a_i."""
     total = 0.0
-    for states in itertools.product((1, -1, 0), repeat=a.size):   # atom +a_i, atom -a_i, continuous
-        states = np.array(states)
+    for codes in itertools.product((1, -1, 0), repeat=a.size):   # atom +a_i, atom -a_i, continuous
+        states = np.array(codes)
         weight = float(np.prod(np.where(states == 1, 0.5, np.where(states == -1, 0.5 * np.exp(-a), 1.0))))
         shift = float(np.dot(states, a))
         free = a[states == 0]
@@ -108,12 +114,15 @@ def _laplace_many(eps: float, a: np.ndarray) -> float:
             continue
         widths = 2.0 * free
         knots = {float(np.dot(subset, widths)) - half for subset in itertools.product((0, 1), repeat=widths.size)}
-        f = lambda s: -np.expm1(t - s) * np.exp(0.5 * s) * _box_spline(s + half, widths)
+
+        def f(s: float) -> float:  # integrated right below, so the loop's current t, half and widths
+            return -np.expm1(t - s) * np.exp(0.5 * s) * _box_spline(s + half, widths)  # noqa: B023
+
         total += weight * _integral(f, knots, max(t, -half), half, epsabs=1e-14)   # the box spline's rounding
     return total
 
 
-def laplace_delta(eps, q, q_prime, scale):
+def laplace_delta(eps: ArrayLike, q: ArrayLike, q_prime: ArrayLike, scale: float) -> float | np.ndarray:
     """delta(eps) of q + Lap(scale)^k against q' + Lap(scale)^k (Dwork & Roth 2014, Theorem 3.6)."""
     q, q_prime = _vectors(q, q_prime)
     scale = as_positive("scale", scale)
@@ -127,19 +136,19 @@ def laplace_delta(eps, q, q_prime, scale):
     return _map(lambda e: _laplace_many(e, a), eps)
 
 
-def laplace_epsilon(q, q_prime, scale) -> float:
+def laplace_epsilon(q: ArrayLike, q_prime: ArrayLike, scale: float) -> float:
     """The eps at which delta(eps) reaches 0: ||q - q'||_1 / scale (the loss's largest value)."""
     q, q_prime = _vectors(q, q_prime)
     return float(np.abs(q - q_prime).sum() / as_positive("scale", scale))
 
 
-def gaussian_shift_delta(eps, q, q_prime, sigma):
+def gaussian_shift_delta(eps: ArrayLike, q: ArrayLike, q_prime: ArrayLike, sigma: float) -> float | np.ndarray:
     """delta(eps) of q + N(0, sigma^2 I) against q' + N(0, sigma^2 I) (Balle & Wang 2018, Theorem 8)."""
     q, q_prime = _vectors(q, q_prime)
     return gaussian_delta(eps, float(np.linalg.norm(q - q_prime)) / as_positive("sigma", sigma))
 
 
-def laplace_level_set(t: float, q, q_prime, scale) -> tuple[float, float]:
+def laplace_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, scale: float) -> tuple[float, float]:
     """(P(S_t), Q(S_t)) for q + Lap(scale)^k against q' + Lap(scale)^k, one differing coordinate:
     with a = |shift| / scale the loss is a clipped Laplace loss, and for |t| < a S_t is the half-line
     beyond the point at distance (a - t) scale / 2 from q toward q'."""
@@ -157,7 +166,7 @@ def laplace_level_set(t: float, q, q_prime, scale) -> tuple[float, float]:
     return float(1.0 - 0.5 * math.exp(-x)), float(0.5 * math.exp(x - a))
 
 
-def gaussian_shift_level_set(t: float, q, q_prime, sigma) -> tuple[float, float]:
+def gaussian_shift_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, sigma: float) -> tuple[float, float]:
     """(P(S_t), Q(S_t)) for q + N(0, sigma^2 I) against q' + N(0, sigma^2 I): with mu = ||q - q'|| / sigma
     the loss is N(mu^2 / 2, mu^2) under P, so P(S_t) = Phi(mu / 2 - t / mu), Q(S_t) = Phi(-mu / 2 - t / mu)."""
     from scipy.stats import norm
@@ -176,22 +185,21 @@ def _check_noise(kind: str) -> str:
     return kind
 
 
-def _noise(kind: str):
+def _noise(kind: str) -> tuple[Real, Real]:
     """(pdf, cdf) of the unit-scale noise: 'laplace' or 'exponential'."""
     if _check_noise(kind) == "laplace":
         return (lambda x: 0.5 * np.exp(-abs(x)),
                 lambda x: 0.5 * np.exp(x) if x < 0 else 1.0 - 0.5 * np.exp(-x))
-    if kind == "exponential":
-        return (lambda x: np.exp(-x) if x >= 0 else 0.0,
-                lambda x: -np.expm1(-x) if x > 0 else 0.0)
+    return (lambda x: np.exp(-x) if x >= 0 else 0.0,     # "exponential"
+            lambda x: -np.expm1(-x) if x > 0 else 0.0)
 
 
-def discrete_delta(eps, P, Q):
+def discrete_delta(eps: ArrayLike, P: ArrayLike, Q: ArrayLike) -> float | np.ndarray:
     """sum_o max(0, P(o) - e^eps Q(o)) for outcome probabilities P, Q (same order), term by term
     as P(o) (1 - e^{eps + ln Q(o) - ln P(o)})_+."""
     P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
 
-    def one(e):
+    def one(e: float) -> float:
         with np.errstate(divide="ignore"):
             gap = -np.expm1(np.minimum(e + np.log(Q) - np.log(np.where(P > 0, P, 1.0)), 700.0))
         return float(np.sum(np.where(P > 0, P * np.maximum(gap, 0.0), 0.0)))
@@ -199,14 +207,14 @@ def discrete_delta(eps, P, Q):
     return _map(one, eps)
 
 
-def discrete_level_set(t: float, P, Q) -> tuple[float, float]:
+def discrete_level_set(t: float, P: ArrayLike, Q: ArrayLike) -> tuple[float, float]:
     """(P(S_t), Q(S_t)) for S_t = the outcomes with P(o) > e^t Q(o)."""
     P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
     inside = P > math.exp(t) * Q
     return float(P[inside].sum()), float(Q[inside].sum())
 
 
-def discrete_epsilon(P, Q) -> float:
+def discrete_epsilon(P: ArrayLike, Q: ArrayLike) -> float:
     """max_o ln(P(o) / Q(o)) over outcomes with P(o) > 0 (inf when some Q(o) = 0 < P(o))."""
     P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
     support = P > 0
@@ -216,7 +224,7 @@ def discrete_epsilon(P, Q) -> float:
 
 
 # -- report noisy max ---------------------------------------------------------------------------------
-def noisy_max_index_probabilities(q, scale, noise="laplace") -> np.ndarray:
+def noisy_max_index_probabilities(q: ArrayLike, scale: float, noise: str = "laplace") -> np.ndarray:
     """P(argmax_i q_i + scale * Z_i = i) for i.i.d. Laplace or exponential Z (Dwork & Roth 2014,
     Claim 3.9; StatDP's noisy_max_v1a and v2a): integral of f_i(x) prod_{j != i} F_j(x) dx."""
     q = as_finite_array(q, "q").reshape(-1)
@@ -225,13 +233,16 @@ def noisy_max_index_probabilities(q, scale, noise="laplace") -> np.ndarray:
     probabilities = np.empty(q.size)
     for i in range(q.size):
         others = np.delete(q, i)
-        f = lambda x: pdf((x - q[i]) / scale) / scale * math.prod(cdf((x - o) / scale) for o in others)
+
+        def f(x: float) -> float:  # integrated right below, so the loop's current i and others
+            return pdf((x - q[i]) / scale) / scale * math.prod(cdf((x - o) / scale) for o in others)  # noqa: B023
+
         lo = q[i] if noise == "exponential" else -np.inf
         probabilities[i] = _integral(f, q, lo)
     return probabilities
 
 
-def _log_max_laws(x: np.ndarray, q: np.ndarray, scale: float, noise: str):
+def _log_max_laws(x: np.ndarray, q: np.ndarray, scale: float, noise: str) -> tuple[np.ndarray, np.ndarray]:
     """(ln P(max <= x), ln density of the max at x) of max_i q_i + scale * Z_i, at points x above
     the lower end of the max's support (every F_j(x) > 0): ln prod F_j and
     ln prod F_j + ln sum_i f_i / F_i, evaluated in logs so that the far tails do not underflow."""
@@ -252,13 +263,14 @@ def _log_max_laws(x: np.ndarray, q: np.ndarray, scale: float, noise: str):
     return log_F, log_F + log_sum
 
 
-def noisy_max_value_log_ratio(x, q, q_prime, scale, noise="laplace") -> np.ndarray:
+def noisy_max_value_log_ratio(x: ArrayLike, q: np.ndarray, q_prime: np.ndarray, scale: float,
+                              noise: str = "laplace") -> np.ndarray:
     """ln p(x) - ln p'(x) for the densities of the two maxes (+inf where only p' vanishes)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     return _log_max_laws(x, q, scale, noise)[1] - _log_max_laws(x, q_prime, scale, noise)[1]
 
 
-def _value_grid(q, q_prime, scale, noise):
+def _value_grid(q: np.ndarray, q_prime: np.ndarray, scale: float, noise: str) -> np.ndarray:
     """Grid for the max's value: from the lower end of the max of q's support (exponential) or
     60 scales below every answer (Laplace) to 60 scales above, 20,001 points plus the answers."""
     lo = float(q.max()) if noise == "exponential" else float(min(q.min(), q_prime.min())) - 60 * scale
@@ -267,7 +279,8 @@ def _value_grid(q, q_prime, scale, noise):
     return np.unique(np.concatenate([np.linspace(lo, hi, 20_001), knots[(knots > lo) & (knots < hi)]]))[1:]
 
 
-def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> tuple[float, float]:
+def noisy_max_value_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, scale: float,
+                              noise: str = "laplace") -> tuple[float, float]:
     """(P(S_t), Q(S_t)) for the noisy max's value max_i q_i + scale * Z_i (StatDP's noisy_max_v1b,
     v2b), S_t = {x: ln p(x) - ln p'(x) > t} with p the density of the max: the sums of the increments
     of F and F' (F the max's CDF, prod_j F_j) over the intervals of S_t, whose ends are the sign
@@ -283,7 +296,7 @@ def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> t
     start = float(q.max()) if noise == "exponential" else -np.inf    # the max of q has no mass below
     ratio = noisy_max_value_log_ratio(grid, q, q_prime, scale, noise)
 
-    def cdfs(x):                                              # (F(x), F'(x))
+    def cdfs(x: float) -> tuple[float, ...]:                  # (F(x), F'(x))
         if x == np.inf:
             return 1.0, 1.0
         if x == -np.inf:
@@ -301,22 +314,23 @@ def noisy_max_value_level_set(t: float, q, q_prime, scale, noise="laplace") -> t
     if positive[-1]:
         ends.append(np.inf)
     masses = np.zeros(2)
-    for a, b in zip(ends[::2], ends[1::2]):
+    for a, b in zip(ends[::2], ends[1::2], strict=True):          # an even number of ends
         masses += np.subtract(cdfs(b), cdfs(a))
     return float(masses[0]), float(masses[1])
 
 
-def noisy_max_value_delta(eps, q, q_prime, scale, noise="laplace"):
+def noisy_max_value_delta(eps: ArrayLike, q: ArrayLike, q_prime: ArrayLike, scale: float,
+                          noise: str = "laplace") -> float | np.ndarray:
     """delta(eps) of the noisy max's value: P(S_eps) - e^eps Q(S_eps) for the Neyman-Pearson event
     S_eps of `noisy_max_value_level_set` (absolute error about 1e-15)."""
-    def one(e):
+    def one(e: float) -> float:
         p, p_prime = noisy_max_value_level_set(e, q, q_prime, scale, noise)
         return max(p - math.exp(e) * p_prime, 0.0)
 
     return _map(one, eps)
 
 
-def noisy_max_value_epsilon(q, q_prime, scale, noise="laplace") -> float:
+def noisy_max_value_epsilon(q: ArrayLike, q_prime: ArrayLike, scale: float, noise: str = "laplace") -> float:
     """sup_x ln p(x) / p'(x) for the noisy max's value. With exponential noise it is inf when
     max q < max q' (the max of q has mass where the max of q' has none) or when the maxima are
     equal, m, but fewer answers of q than of q' attain it (near m, p(x) ~ (x - m)^(count - 1)).
@@ -340,12 +354,12 @@ def noisy_max_value_epsilon(q, q_prime, scale, noise="laplace") -> float:
 
 
 # -- sparse vector technique --------------------------------------------------------------------------
-def svt_outcomes(k: int, cutoff) -> list[tuple[int, ...]]:
+def svt_outcomes(k: int, cutoff: int | None) -> list[tuple[int, ...]]:
     """Every output of SVT on k queries as codes 1 (above), 0 (below), -1 (not answered after the
     cutoff-th 1); cutoff None = no cutoff."""
     out: list[tuple[int, ...]] = []
 
-    def grow(prefix, ones):
+    def grow(prefix: list[int], ones: int) -> None:
         if len(prefix) == k:
             out.append(tuple(prefix))
         elif cutoff is not None and ones == cutoff:
@@ -358,7 +372,8 @@ def svt_outcomes(k: int, cutoff) -> list[tuple[int, ...]]:
     return out
 
 
-def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tuple[list, np.ndarray]:
+def svt_probabilities(q: ArrayLike, threshold: float, threshold_scale: float, query_scale: float,
+                      cutoff: int | None) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """(outcomes, probabilities) of SVT with threshold noise rho ~ Lap(threshold_scale) and query
     noise nu_i ~ Lap(query_scale) (0: none, as in Lyu et al. 2017, Algorithm 5): answer i is 1 iff
     q_i + nu_i >= threshold + rho. Given rho = z the answers are independent, so
@@ -369,12 +384,12 @@ def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tup
     pdf, cdf = _noise("laplace")
     knots = q - threshold
 
-    def below(i, z):
+    def below(i: int, z: float) -> float:
         if query_scale == 0:
             return float(q[i] < threshold + z)
         return cdf((threshold + z - q[i]) / query_scale)
 
-    def above(i, z):
+    def above(i: int, z: float) -> float:
         if query_scale == 0:
             return float(q[i] >= threshold + z)
         return cdf((q[i] - threshold - z) / query_scale)   # Laplace noise is symmetric
@@ -382,7 +397,7 @@ def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tup
     outcomes = svt_outcomes(q.size, cutoff)
     probabilities = np.empty(len(outcomes))
     for n, codes in enumerate(outcomes):
-        def f(z, codes=codes):
+        def f(z: float, codes: tuple[int, ...] = codes) -> float:
             value = pdf(z / threshold_scale) / threshold_scale
             for i, code in enumerate(codes):
                 if code == 1:
@@ -395,25 +410,29 @@ def svt_probabilities(q, threshold, threshold_scale, query_scale, cutoff) -> tup
     return outcomes, probabilities
 
 
-def _isvt4_laws(q, q_prime, threshold, threshold_scale, query_scale):
+def _isvt4_laws(q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float,
+                query_scale: float) -> tuple[tuple[float, ...], Callable[[np.ndarray, int, float], float], list[float]]:
     """((P(none), P'(none)), density(answers, j, v), value edges) of iSVT4 with c = 1 (`isvt4_delta`)."""
     q, q_prime = _vectors(q, q_prime)
     b1, b2 = as_positive("threshold_scale", threshold_scale), as_positive("query_scale", query_scale)
     pdf, cdf = _noise("laplace")
     knots = [*(q - threshold), *(q_prime - threshold), 0.0]
 
-    def G(answers, j, w):
-        f = lambda z: pdf(z / b1) / b1 * math.prod(cdf((threshold + z - a) / b2) for a in answers[:j])
+    def G(answers: np.ndarray, j: int, w: float) -> float:
+        def f(z: float) -> float:
+            return pdf(z / b1) / b1 * math.prod(cdf((threshold + z - a) / b2) for a in answers[:j])
+
         return _integral(f, knots, hi=w)
 
-    def density(answers, j, v):
+    def density(answers: np.ndarray, j: int, v: float) -> float:
         return pdf((v - answers[j]) / b2) / b2 * G(answers, j, v - threshold)
 
     none = tuple(G(answers, q.size, np.inf) for answers in (q, q_prime))
     return none, density, [-np.inf, *sorted({*q, *q_prime}), np.inf]
 
 
-def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
+def isvt4_delta(eps: ArrayLike, q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float,
+                query_scale: float) -> float | np.ndarray:
     """delta(eps) of iSVT4 with cutoff c = 1 (Lyu et al. 2017, Algorithm 3): the output is either
     'all below' or (j, v), the first answer above and its released value v = q_j + nu_j, with density
     p_j(v) = f_nu(v - q_j) G_j(v - T), G_j(w) = integral over z < w of f_rho(z) prod_{i<j} P(q_i + nu_i < T + z).
@@ -424,18 +443,22 @@ def isvt4_delta(eps, q, q_prime, threshold, threshold_scale, query_scale):
     q, q_prime = _vectors(q, q_prime)
     none, density, edges = _isvt4_laws(q, q_prime, threshold, threshold_scale, query_scale)
 
-    def one(e):
+    def one(e: float) -> float:
         total = max(0.0, none[0] - math.exp(e) * none[1])
         for j in range(q.size):
-            f = lambda v: max(0.0, density(q, j, v) - math.exp(e) * density(q_prime, j, v))
+
+            def f(v: float) -> float:  # integrated right below, so the loop's current j
+                return max(0.0, density(q, j, v) - math.exp(e) * density(q_prime, j, v))  # noqa: B023
+
             total += float(sum(integrate.quad(f, a, b, epsabs=1e-13, epsrel=1e-9, limit=100)[0]
-                               for a, b in zip(edges[:-1], edges[1:])))
+                               for a, b in itertools.pairwise(edges)))
         return total
 
     return _map(one, eps)
 
 
-def _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points: int):
+def _isvt4_tables(q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float, query_scale: float,
+                  points: int) -> tuple[np.ndarray, list[list[np.ndarray]], list[float]]:
     """(v, densities, none): the answer grid v, densities[side][j] = p_j(v) (`isvt4_delta`) of q and
     q' on it, and none[side] = P(all below), by the cumulative trapezoid rule over the threshold noise
     on `points` nodes (60 scales each side, the answers' kinks among them)."""
@@ -447,11 +470,12 @@ def _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points: i
     z = np.unique(np.concatenate([np.linspace(-60 * b1, 60 * b1, points), both - threshold]))
     f_rho = 0.5 * np.exp(-np.abs(z) / b1) / b1
 
-    def cdf(x):
+    def cdf(x: np.ndarray) -> np.ndarray:
         return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0)))
 
     v = np.unique(np.concatenate([np.linspace(both.min() - 60 * b2, both.max() + 60 * b2, points), both]))
-    densities, none = [], []
+    densities: list[list[np.ndarray]] = []
+    none: list[float] = []
     for answers in (q, q_prime):
         below = np.ones_like(z)        # prod_{i<j} P(a_i + nu_i < T + z)
         per_j = []
@@ -464,8 +488,8 @@ def _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points: i
     return v, densities, none
 
 
-def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scale,
-                    points: int = 100_001) -> tuple[float, float]:
+def isvt4_level_set(t: float, q: ArrayLike, q_prime: ArrayLike, threshold: float, threshold_scale: float,
+                    query_scale: float, points: int = 100_001) -> tuple[float, float]:
     """(P(S_t), Q(S_t)) of iSVT4 with c = 1, S_t = {p > e^t p'} (densities of `isvt4_delta`), on
     the tables of `_isvt4_tables`, then the trapezoid rule over v of p_j and p'_j times the
     indicator, plus 'all below' when it is in S_t. Absolute error about 1e-8 (at t = eps it
@@ -475,14 +499,15 @@ def isvt4_level_set(t: float, q, q_prime, threshold, threshold_scale, query_scal
     v, densities, none = _isvt4_tables(q, q_prime, threshold, threshold_scale, query_scale, points)
     bound = math.exp(t)
     masses = np.array(none) if none[0] > bound * none[1] else np.zeros(2)
-    for p, p_prime in zip(*densities):
+    for p, p_prime in zip(*densities, strict=True):
         inside = p > bound * p_prime
         masses += [integrate.trapezoid(np.where(inside, p, 0.0), v),
                    integrate.trapezoid(np.where(inside, p_prime, 0.0), v)]
     return float(masses[0]), float(masses[1])
 
 
-def isvt4_log_ratio(first, values, q, q_prime, threshold, threshold_scale, query_scale,
+def isvt4_log_ratio(first: ArrayLike, values: ArrayLike, q: ArrayLike, q_prime: ArrayLike, threshold: float,
+                    threshold_scale: float, query_scale: float,
                     points: int = 100_001) -> np.ndarray:
     """ln p/p' of iSVT4 outputs with c = 1: `first` the index of the answer above the threshold (-1:
     all below) and `values` its released value, by linear interpolation of ln p_j - ln p'_j on the
@@ -491,7 +516,7 @@ def isvt4_log_ratio(first, values, q, q_prime, threshold, threshold_scale, query
     first, values = np.asarray(first, dtype=int), np.asarray(values, dtype=float)
     out = np.full(first.shape, math.log(none[0]) - math.log(none[1]))
     with np.errstate(divide="ignore", invalid="ignore"):  # NaN only where neither side has mass
-        for j, (p, p_prime) in enumerate(zip(*densities)):
+        for j, (p, p_prime) in enumerate(zip(*densities, strict=True)):
             at = first == j
             out[at] = np.interp(values[at], v, np.log(p) - np.log(p_prime))
     return out

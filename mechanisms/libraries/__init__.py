@@ -13,6 +13,7 @@ multiplier passed) that an audit must flag.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +42,14 @@ class LibraryCase:
     planted: bool = False
     n_samples: int = 10**6
     note: str = ""
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     features: str = "auto"
 
 
-def cases(libraries=ADAPTERS) -> tuple[list[LibraryCase], dict[str, str]]:
+def cases(libraries: Iterable[str] = ADAPTERS) -> tuple[list[LibraryCase], dict[str, str]]:
     """(cases of every installed library, {library: why it is missing}) for the named adapters."""
-    found, missing = [], {}
+    found: list[LibraryCase] = []
+    missing: dict[str, str] = {}
     for name in libraries:
         if name not in ADAPTERS:
             raise ValueError(f"unknown library adapter {name!r}; known: {', '.join(ADAPTERS)}")

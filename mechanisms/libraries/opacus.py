@@ -38,6 +38,7 @@ import warnings
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from opacus import GradSampleModule
 from opacus.accountants import PRVAccountant
 from opacus.optimizers import DPOptimizer
@@ -61,7 +62,7 @@ class DPSGD:
     neighbor = "remove"
 
     def __init__(self, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0, steps: int = 1, lr: float = 0.5,
-                 w0: float = 0.0, sample_rate: float = 1.0, block: int = BLOCK, threads: int | None = 1):
+                 w0: float = 0.0, sample_rate: float = 1.0, block: int = BLOCK, threads: int | None = 1) -> None:
         if noise_multiplier <= 0 or max_grad_norm <= 0 or lr <= 0:
             raise ValueError("noise_multiplier, max_grad_norm and lr must be positive")
         if not 0 < sample_rate <= 1:
@@ -75,7 +76,7 @@ class DPSGD:
         self.params = {"noise_multiplier": noise_multiplier, "max_grad_norm": max_grad_norm, "steps": self.steps,
                        "lr": lr, "w0": w0, "sample_rate": sample_rate}
 
-    def __call__(self, data, n, rng):
+    def __call__(self, data: ArrayLike, n: int, rng: np.random.Generator) -> np.ndarray:
         x, y = _records(data)
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
         threads = torch.get_num_threads()
@@ -86,7 +87,7 @@ class DPSGD:
             torch.set_num_threads(threads)
         return np.concatenate(blocks) if blocks else np.empty((0, self.steps))
 
-    def _runs(self, x, y, k, generator) -> np.ndarray:
+    def _runs(self, x: torch.Tensor, y: torch.Tensor, k: int, generator: torch.Generator) -> np.ndarray:
         """k independent runs as one Opacus model (see the module docstring)."""
         m = x.numel()
         layer = torch.nn.utils.skip_init(torch.nn.Linear, k, 1, bias=False)  # no draw from torch's global RNG
@@ -115,7 +116,7 @@ class DPSGD:
         return transcript
 
 
-def _records(data) -> tuple[torch.Tensor, torch.Tensor]:
+def _records(data: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     data = np.asarray(data, dtype=float)
     if data.ndim != 2 or data.shape[1] != 2 or data.shape[0] < 1:
         raise ValueError(f"the Opacus adapter takes a (m, 2) dataset of records (x, y), got shape {data.shape}")
@@ -147,7 +148,7 @@ def cases() -> list[LibraryCase]:
     4,000 (2.97 to 3.88); over three steps (claim 8.40, true 20.1) not even at 4 x 10^5 (eps_lo 7.72 and
     8.27, seeds 0 and 1): at delta = 1e-5, n samples per side (half held out) cannot certify much
     more than ln(n / 8), an event never seen on D' keeping an upper probability near 4 / (n / 2)."""
-    listed = []
+    listed: list[LibraryCase] = []
     # (steps, sample rate, noise multiplier run, noise multiplier claimed, samples per side)
     for steps, q, sigma, sigma_claimed, n in ((1, 1.0, 1.0, 1.0, 400_000), (3, 1.0, 1.0, 1.0, 400_000),
                                               (3, 0.5, 1.0, 1.0, 400_000), (1, 1.0, 0.5, 2.0, 100_000)):

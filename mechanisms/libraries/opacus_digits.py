@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from opacus import GradSampleModule
 from opacus.accountants.utils import get_noise_multiplier
 from opacus.optimizers import DPOptimizer
@@ -57,7 +60,7 @@ def load_digits_data() -> tuple[np.ndarray, np.ndarray]:
 
 
 @contextlib.contextmanager
-def _quiet_accountant():
+def _quiet_accountant() -> Iterator[None]:
     """Opacus's accountants at sample rate 1 warn of log(1 - q) = -inf (masked by them) and of their RDP
     bracket's largest order (the PRV accountant's starting bound); neither concerns the result."""
     with warnings.catch_warnings(), np.errstate(divide="ignore"):
@@ -79,15 +82,15 @@ def canary_score(model: TrainedModel, coordinate: int) -> float:
     return float(model.initial[coordinate] - model.final[coordinate])
 
 
-class _CanaryDPOptimizer(DPOptimizer):
+class _CanaryDPOptimizer(DPOptimizer):  # type: ignore[misc]  # opacus ships no types: DPOptimizer is Any
     """Opacus's DPOptimizer with the included Dirac canaries added, clipped, to each step's sum of clipped
     per-example gradients (before Opacus adds the noise)."""
 
-    def __init__(self, *args, canaries: dict, canary_norm: float, **kwargs):
+    def __init__(self, *args: Any, canaries: dict[int, torch.Tensor], canary_norm: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.canaries, self.canary_norm = canaries, canary_norm
 
-    def clip_and_accumulate(self):
+    def clip_and_accumulate(self) -> None:
         super().clip_and_accumulate()
         clipped = min(self.canary_norm, self.max_grad_norm)
         for index, local in self.canaries.items():
@@ -100,7 +103,7 @@ class DigitsDPSGD:
     inserts), with torch on `threads` threads."""
 
     def __init__(self, noise_multiplier: float, steps: int = 100, max_grad_norm: float = 1.0, lr: float = 2.0,
-                 hidden: int = 400, bug: str | None = None, threads: int = 1):
+                 hidden: int = 400, bug: str | None = None, threads: int = 1) -> None:
         if noise_multiplier <= 0 or max_grad_norm <= 0 or lr <= 0:
             raise ValueError("noise_multiplier, max_grad_norm and lr must be positive")
         if int(steps) < 1 or int(hidden) < 1 or int(threads) < 1:
@@ -111,7 +114,7 @@ class DigitsDPSGD:
         self.steps, self.hidden, self.bug, self.threads = int(steps), int(hidden), bug, int(threads)
 
     @classmethod
-    def for_epsilon(cls, eps: float, delta: float, steps: int = 100, **options) -> "DigitsDPSGD":
+    def for_epsilon(cls, eps: float, delta: float, steps: int = 100, **options: Any) -> DigitsDPSGD:
         """The trainer whose noise multiplier Opacus's `get_noise_multiplier` (PRV accountant, sample rate
         1) calibrates to (eps, delta) for `steps` steps."""
         with _quiet_accountant():
@@ -120,7 +123,7 @@ class DigitsDPSGD:
         return cls(sigma, steps, **options)
 
     @property
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         return {"noise_multiplier": self.noise_multiplier, "steps": self.steps, "max_grad_norm": self.max_grad_norm,
                 "lr": self.lr, "hidden": self.hidden, "bug": self.bug}
 
@@ -142,9 +145,10 @@ class DigitsDPSGD:
         pixels = np.flatnonzero(np.all(np.asarray(X) == 0, axis=0))
         return (np.arange(self.hidden)[:, None] * 64 + pixels[None, :]).reshape(-1)
 
-    def _canaries(self, model, coordinates) -> dict:
+    def _canaries(self, model: torch.nn.Module, coordinates: ArrayLike) -> dict[int, torch.Tensor]:
         """{parameter index: flat indices within it} of the canary coordinates."""
-        found, start = {}, 0
+        found: dict[int, torch.Tensor] = {}
+        start = 0
         coordinates = np.asarray(coordinates, dtype=int)
         for index, p in enumerate(model.parameters()):
             inside = coordinates[(coordinates >= start) & (coordinates < start + p.numel())] - start
@@ -155,7 +159,7 @@ class DigitsDPSGD:
             raise ValueError(f"canary coordinates must lie in [0, {start}), the model's {start} parameters")
         return found
 
-    def train(self, data, seed: int) -> TrainedModel:
+    def train(self, data: Any, seed: int) -> TrainedModel:
         records, coordinates, norm = ((data.data, data.coordinates, data.norm) if hasattr(data, "coordinates")
                                       else (data, np.empty(0, dtype=int), self.max_grad_norm))
         X, y = (torch.as_tensor(np.asarray(a)) for a in records)

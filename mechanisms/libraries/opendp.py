@@ -17,8 +17,12 @@ The claims are read from OpenDP itself: `m.map(d_in)` for pure DP (MaxDivergence
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import opendp.prelude as dp
+from numpy.typing import ArrayLike
 
 from . import LibraryCase
 
@@ -37,8 +41,8 @@ class MeasurementMechanism:
         symmetric distance 1), or None for query vectors.
     """
 
-    def __init__(self, measurement, elementwise: bool = False, name: str = "opendp", neighbor: str | None = None,
-                 params: dict | None = None):
+    def __init__(self, measurement: dp.Measurement, elementwise: bool = False, name: str = "opendp",
+                 neighbor: str | None = None, params: dict[str, Any] | None = None) -> None:
         carrier = str(measurement.input_carrier_type)
         if elementwise and not carrier.startswith("Vec<"):
             raise ValueError(f"elementwise=True needs a measurement on a vector domain, not on {carrier}")
@@ -47,7 +51,7 @@ class MeasurementMechanism:
         self._vector = carrier.startswith("Vec<")
         self._element = int if carrier.strip("Vec<>")[0] in "iu" else float
 
-    def _argument(self, data):
+    def _argument(self, data: ArrayLike) -> Any:
         values = np.asarray(data).ravel()
         if not self._vector:
             if values.size != 1:
@@ -56,7 +60,7 @@ class MeasurementMechanism:
             return self._element(values[0])
         return [self._element(v) for v in values]
 
-    def sample(self, data, n: int, rng=None) -> np.ndarray:
+    def sample(self, data: ArrayLike, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """n independent outputs of the measurement on `data` (rng unused: OpenDP cannot be seeded)."""
         argument = self._argument(data)
         if self.elementwise:
@@ -68,13 +72,13 @@ class MeasurementMechanism:
         return np.asarray([np.ravel(self.measurement(argument)) for _ in range(n)], dtype=float)
 
 
-def from_measurement(measurement, elementwise: bool = False, name: str = "opendp",
+def from_measurement(measurement: dp.Measurement, elementwise: bool = False, name: str = "opendp",
                      neighbor: str | None = None) -> MeasurementMechanism:
     """An OpenDP Measurement as a mechanism `ndis.auditor.audit` accepts (see `MeasurementMechanism`)."""
     return MeasurementMechanism(measurement, elementwise, name, neighbor)
 
 
-def claim(measurement, d_in, delta: float = DELTA) -> tuple[float, float]:
+def claim(measurement: dp.Measurement, d_in: Any, delta: float = DELTA) -> tuple[float, float]:
     """(eps, delta) OpenDP states for `measurement` at input distance d_in: `map(d_in)` for pure DP,
     OpenDP's zCDP -> approximate-DP conversion at `delta` for zCDP, the measurement's own pair for
     approximate DP."""
@@ -89,18 +93,20 @@ def claim(measurement, d_in, delta: float = DELTA) -> tuple[float, float]:
     raise ValueError(f"no (eps, delta) claim for the output measure {measure}")
 
 
-def _source(measurement) -> str:
+def _source(measurement: dp.Measurement) -> str:
     if str(measurement.output_measure).startswith("ZeroConcentrated"):
-        return f"rho = map(1) = {measurement.map(1.0):g}, converted by OpenDP's make_zCDP_to_approxDP at delta = {DELTA:g}"
+        return (f"rho = map(1) = {measurement.map(1.0):g}, converted by OpenDP's make_zCDP_to_approxDP at "
+                f"delta = {DELTA:g}")
     return "eps = map(1)"
 
 
-def _vector(T, metric, noise, scale):
+def _vector(T: type, metric: Callable[..., Any], noise: Callable[..., dp.Measurement],
+            scale: float) -> dp.Measurement:
     atom = dp.atom_domain(T=T, nan=False) if T is float else dp.atom_domain(T=T)
     return noise(dp.vector_domain(atom), metric(T=T), scale=scale)
 
 
-def composed(scale: float = 2.0, bounds=(0.0, 1.0)):
+def composed(scale: float = 2.0, bounds: tuple[float, float] = (0.0, 1.0)) -> dp.Measurement:
     """clamp -> (sum + Laplace, count + discrete Laplace), composed by `make_composition`, on a dataset
     of floats under OpenDP's symmetric distance (add or remove one record)."""
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
@@ -114,10 +120,11 @@ def cases() -> list[LibraryCase]:
     """Laplace, Gaussian (zCDP, converted at delta = 1e-5), discrete Laplace, the continuous two probed
     through their floating-point grid (features="float-grid"), a composed measurement, and one planted
     misuse (a Laplace calibrated for sensitivity 1 on a query that moves by 2)."""
-    out = []
-    for name, T, metric, noise, scale, n in (("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
-                                             ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),
-                                             ("discrete laplace", int, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000)):
+    out: list[LibraryCase] = []
+    for name, T, metric, noise, scale, n in (
+            ("laplace", float, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000),
+            ("gaussian", float, dp.l2_distance, dp.m.make_gaussian, 4.0, 100_000),
+            ("discrete laplace", int, dp.l1_distance, dp.m.make_laplace, 1.0, 200_000)):
         m = _vector(T, metric, noise, scale)
         out.append(LibraryCase("opendp", name, MeasurementMechanism(m, True, f"opendp {name}", params={"scale": scale}),
                                np.array([T(0)]), np.array([T(1)]), claim(m, T(1)), n_samples=n,

@@ -15,9 +15,12 @@ attack on textbook Laplace (Mironov 2012) finds no output that only one side can
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from pydp.algorithms import laplacian
-from pydp.algorithms import numerical_mechanisms as numerical
+from numpy.typing import ArrayLike
+from pydp.algorithms import laplacian, numerical_mechanisms as numerical
 
 from . import LibraryCase
 
@@ -32,14 +35,14 @@ class Aggregation:
     records data[:, 0] (`quick_result`, which spends the whole budget on each call); `rng` unused.
     `neighbor`: the relation the audit checks D' against (None: none, e.g. for a person's records)."""
 
-    def __init__(self, name: str, neighbor: str | None = "remove", **options):
+    def __init__(self, name: str, neighbor: str | None = "remove", **options: Any) -> None:
         if name not in AGGREGATIONS:
             raise ValueError(f"unknown python-dp aggregation {name!r}; adapted: {', '.join(AGGREGATIONS)}")
         self.name, self.neighbor, self.options = name, neighbor, options
         self.__name__ = f"pydp.{name}"
         self.params = {"algorithm": name, **options}
 
-    def __call__(self, data, n, rng):
+    def __call__(self, data: ArrayLike, n: int, rng: np.random.Generator) -> np.ndarray:
         algorithm = getattr(laplacian, self.name)(**self.options)
         values = _records(data, int if self.options.get("dtype", "int") == "int" else float)
         return np.array([algorithm.quick_result(values) for _ in range(n)], dtype=float)
@@ -51,20 +54,20 @@ class NoisySum:
 
     neighbor = "remove"
 
-    def __init__(self, name: str, lower: float = 0.0, upper: float = 1.0, **options):
+    def __init__(self, name: str, lower: float = 0.0, upper: float = 1.0, **options: Any) -> None:
         if name not in NUMERICAL:
             raise ValueError(f"unknown python-dp numerical mechanism {name!r}; adapted: {', '.join(NUMERICAL)}")
         self.name, self.lower, self.upper, self.options = name, lower, upper, options
         self.__name__ = f"pydp.{name}"
         self.params = {"mechanism": name, "lower": lower, "upper": upper, **options}
 
-    def __call__(self, data, n, rng):
+    def __call__(self, data: ArrayLike, n: int, rng: np.random.Generator) -> np.ndarray:
         mechanism = getattr(numerical, self.name)(**self.options)
         total = float(np.clip(np.asarray(data, dtype=float)[:, 0], self.lower, self.upper).sum())
         return np.array([mechanism.add_noise(total) for _ in range(n)], dtype=float)
 
 
-def _records(data, kind) -> list:
+def _records(data: ArrayLike, kind: Callable[[Any], float]) -> list[float]:
     data = np.asarray(data)
     if data.ndim != 2 or data.shape[1] != 1:
         raise ValueError(f"python-dp adapters take a (n, 1) dataset of records, got shape {data.shape}")
@@ -87,11 +90,11 @@ def cases() -> list[LibraryCase]:
     `BoundedSum` told each person contributes one record (linf_sensitivity=1) while one person
     contributes three, so the true epsilon is 3 times the claimed one."""
     eps, delta = 1.0, 1e-5
-    bounds = {"lower_bound": 0.0, "upper_bound": 1.0, "dtype": "float"}
+    bounds: dict[str, Any] = {"lower_bound": 0.0, "upper_bound": 1.0, "dtype": "float"}
     note = f"remove one record of a bounded sum in [0, 1]; {UNSEEDED}"
     laplace = NoisySum("LaplaceMechanism", epsilon=eps, sensitivity=1.0)
     gaussian = NoisySum("GaussianMechanism", epsilon=eps, delta=delta, sensitivity=1.0)
-    used = [
+    used: list[tuple[str, NoisySum | Aggregation, np.ndarray, tuple[float, float], int, str]] = [
         ("LaplaceMechanism on a bounded sum", laplace, D, (eps, 0.0), 400_000, note),
         ("GaussianMechanism on a bounded sum", gaussian, D, (eps, delta), 400_000, note),
         ("BoundedSum", Aggregation("BoundedSum", epsilon=eps, **bounds), D, (eps, 0.0), 400_000, note),

@@ -8,15 +8,14 @@ that stop as soon as it is refuted. `audit_search` first searches the neighbouri
 vectors to audit (`pair_search`).
 """
 
-from ndis.auditor.api import audit
-from ndis.core.options import Execution, Scoring, Split
-from ndis.auditor.sequential import audit_sequential
-from ndis.auditor.pair_search import Search, audit_search, search_pair
-from ndis.auditor.reporting.report import AuditReport
-from ndis.auditor.sampling.adapters import Batched as batched
-from ndis.auditor.sampling.adapters import PerSample as per_sample
-from ndis.auditor.scoring.scorers import Scorer
-from ndis.auditor.statistics.verdict import Verdict
+from ..core.options import Execution, Scoring, Split
+from .api import audit
+from .pair_search import Search, audit_search, search_pair
+from .reporting.report import AuditReport
+from .sampling.adapters import Batched as batched, PerSample as per_sample
+from .scoring.scorers import Scorer
+from .sequential import audit_sequential
+from .statistics.verdict import Verdict
 
 __all__ = ["audit", "audit_sequential", "audit_search", "search_pair", "AuditReport", "Scorer", "Verdict", "batched",
            "per_sample", "Split", "Execution", "Scoring", "Search"]

@@ -21,27 +21,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndis.core import budget
-from ndis.core import neighbors as relations
-from ndis.core.validation import as_data, as_eps_grid, as_int
-
-from ndis.auditor.scoring import features as features_module
-from ndis.auditor.statistics import claims
-from ndis.auditor.statistics import gdp
-from ndis.auditor.statistics import histogram
-from ndis.auditor.sampling import neighbors
-from ndis.auditor.sampling import adapters, chunks
-from ndis.auditor.scoring import scorers
-from ndis.auditor.scoring import selection
-from ndis.auditor.statistics import spectrum
-from ndis.auditor.statistics.bounds import detectable_floor, samples_for_floor
-from ndis.auditor.statistics.certify import DEFAULT_DELTA, SEED_KEY, certify_all
-from ndis.auditor.eureka import eureka_spectrum
-from ndis.auditor.reporting.exact import exact_curve
-from ndis.auditor.reporting.progress import Interrupted, Progress
-from ndis.core.options import Execution, Scoring, Split
-from ndis.auditor.reporting.report import TYPED, AuditReport, partial_report, versions
-from ndis.auditor.statistics.verdict import check_claim, judge
+from ..core import budget, neighbors as relations
+from ..core.options import Execution, Scoring, Split
+from ..core.validation import as_data, as_eps_grid, as_int
+from .eureka import eureka_spectrum
+from .reporting.exact import exact_curve
+from .reporting.progress import Interrupted, Progress
+from .reporting.report import TYPED, AuditReport, partial_report, versions
+from .sampling import adapters, chunks, neighbors
+from .scoring import features as features_module, scorers, selection
+from .statistics import claims, gdp, histogram, spectrum
+from .statistics.bounds import detectable_floor, samples_for_floor
+from .statistics.certify import DEFAULT_DELTA, SEED_KEY, certify_all
+from .statistics.verdict import check_claim, judge
 
 #: The eps grid of an audit given none (`eps=None`): 41 points from 0 to 2.
 DEFAULT_EPS = np.linspace(0.0, 2.0, 41)

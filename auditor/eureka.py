@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.core.curve import Curve
-
-from ndis.auditor.statistics import bounds
-from ndis.auditor.sampling import chunks
-from ndis.auditor.scoring import features as features_module
-from ndis.auditor.scoring.mlp import MLPScorer
-from ndis.auditor.scoring.preprocessing import power_of_two_unit
+from ..core.curve import Curve
+from .sampling import chunks
+from .scoring import features as features_module
+from .scoring.mlp import MLPScorer
+from .scoring.preprocessing import power_of_two_unit
+from .statistics import bounds
 
 _MASK_KEY = 3  # spawn-key prefix of the dummy masks
 

@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from ndis.auditor.api import audit
-from ndis.core.options import Execution, Scoring, Split
-from ndis.auditor.reporting.report import AuditReport
-from ndis.auditor.reporting.progress import Interrupted, Progress
-from ndis.auditor.sampling.chunks import as_seed_sequence, chunk_seed
-from ndis.auditor.statistics.verdict import check_claim
+from ..core.options import Execution, Scoring, Split
+from .api import audit
+from .reporting.progress import Interrupted, Progress
+from .reporting.report import AuditReport
+from .sampling.chunks import as_seed_sequence, chunk_seed
+from .statistics.verdict import check_claim
 
 #: Pilot objectives, from the pilot's statistics (larger = more evidence of a violation at pilot_eps).
 OBJECTIVES = {
@@ -181,7 +181,7 @@ def _start_pairs(start, dimension, s, norm) -> list[tuple[str, np.ndarray, np.nd
     """[(source, D, D')] of the enqueued trials: the given pair(s), else StatDP's patterns that are
     neighbours in the mechanism's norm."""
     if start is None:
-        from ndis.mechanisms.zoo import patterns
+        from ..mechanisms.zoo import patterns
 
         if dimension is None:
             raise ValueError("the pair search needs the number of queries: pass dimension=K (--dimension K)")

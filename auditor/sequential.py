@@ -37,23 +37,21 @@ from __future__ import annotations
 
 import operator
 import time
+from collections.abc import Callable
 
 import numpy as np
 
-from collections.abc import Callable
-
-from ndis.core import budget as costs
-from ndis.core.validation import as_eps_grid, as_int
-
-from ndis.auditor import api as audit_api
-from ndis.auditor.api import DEFAULT_EPS
-from ndis.core.options import Execution, Scoring, Split
-from ndis.auditor.reporting.progress import Interrupted, Progress
-from ndis.auditor.reporting.report import AuditReport
-from ndis.auditor.sampling import adapters, chunks
-from ndis.auditor.statistics import bounds, claims, confirmation, spending
-from ndis.auditor.statistics.certify import Certificate
-from ndis.auditor.statistics.verdict import Verdict, check_claim
+from ..core import budget as costs
+from ..core.options import Execution, Scoring, Split
+from ..core.validation import as_eps_grid, as_int
+from . import api as audit_api
+from .api import DEFAULT_EPS
+from .reporting.progress import Interrupted, Progress
+from .reporting.report import AuditReport
+from .sampling import adapters, chunks
+from .statistics import bounds, claims, confirmation, spending
+from .statistics.certify import Certificate
+from .statistics.verdict import Verdict, check_claim
 
 #: Spawn-key prefixes (under the audit's root seed) of the rounds' screening audits and confirmations.
 SCREEN_KEY, CONFIRM_KEY = 10, 11

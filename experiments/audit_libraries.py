@@ -17,10 +17,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from ndis.auditor import AuditReport, Scoring, audit
-from ndis.mechanisms import libraries
-from ndis.mechanisms.libraries import LibraryCase
-
+from ..auditor import AuditReport, Scoring, audit
+from ..mechanisms import libraries
+from ..mechanisms.libraries import LibraryCase
 from .plotting import plt, save
 from .reproduce import Reproduction
 

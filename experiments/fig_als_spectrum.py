@@ -24,9 +24,8 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms, theory
-from ndis.auditor import AuditReport, Scoring, audit
-
+from .. import mechanisms, theory
+from ..auditor import AuditReport, Scoring, audit
 from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction

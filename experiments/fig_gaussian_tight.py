@@ -13,8 +13,7 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ndis import theory
-
+from .. import theory
 from .plotting import plt, save
 from .reproduce import Reproduction
 

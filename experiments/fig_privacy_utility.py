@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg
 
-from ndis import theory
-
+from .. import theory
 from . import datasets
 from .plotting import plt, save
 from .reproduce import Reproduction

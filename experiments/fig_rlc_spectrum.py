@@ -17,10 +17,9 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms, theory
-from ndis.auditor import Scoring, audit
-from ndis.mechanisms import Mechanism
-
+from .. import mechanisms, theory
+from ..auditor import Scoring, audit
+from ..mechanisms import Mechanism
 from . import datasets
 from .plotting import plt
 from .reproduce import Reproduction

@@ -15,8 +15,7 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ndis import theory
-
+from .. import theory
 from . import datasets
 from .plotting import plt, save
 from .reproduce import Reproduction

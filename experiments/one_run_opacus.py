@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndis.auditor.one_run.canaries import DiracCanaries
-from ndis.auditor.one_run.report import OneRunReport
-from ndis.auditor.one_run.training import audit_training
-from ndis.auditor.sampling.chunks import as_seed_sequence
-from ndis.core.validation import Seed, as_int, as_positive, as_probability
-from ndis.mechanisms.libraries.opacus_digits import DigitsDPSGD, TrainedModel, canary_score, load_digits_data
+from ..auditor.one_run.canaries import DiracCanaries
+from ..auditor.one_run.report import OneRunReport
+from ..auditor.one_run.training import audit_training
+from ..auditor.sampling.chunks import as_seed_sequence
+from ..core.validation import Seed, as_int, as_positive, as_probability
+from ..mechanisms.libraries.opacus_digits import DigitsDPSGD, TrainedModel, canary_score, load_digits_data
 
 #: A Dirac canary's gradient norm, in units of max_grad_norm (> 1: clipping must cut it).
 CANARY_NORM = 2.0

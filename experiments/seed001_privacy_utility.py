@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms, theory
-from ndis.mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection, relative_error
-
+from .. import mechanisms, theory
+from ..mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection, relative_error
 from .plotting import plt
 from .reproduce import Reproduction
 

@@ -25,10 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms
-from ndis.auditor import AuditReport, audit
-from ndis.mechanisms.sketching import lra_error, ridge_error
-
+from .. import mechanisms
+from ..auditor import AuditReport, audit
+from ..mechanisms.sketching import lra_error, ridge_error
 from .plotting import plt
 from .reproduce import Reproduction
 

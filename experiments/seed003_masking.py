@@ -22,12 +22,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ndis import mechanisms, theory
-from ndis.auditor import audit
-from ndis.mechanisms import Mechanism
-from ndis.mechanisms.masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, aligned_pair
-from ndis.theory.masking import chi2_pair_delta
-
+from .. import mechanisms, theory
+from ..auditor import audit
+from ..mechanisms import Mechanism
+from ..mechanisms.masking import MaskBlocks, MaskNoiseOnly, MaskNoiseThenRotate, MaskRotateThenNoise, aligned_pair
+from ..theory.masking import chi2_pair_delta
 from . import table_mask_sigma
 from .plotting import plt
 from .reproduce import Reproduction

@@ -16,9 +16,8 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms, theory
-from ndis.mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection
-
+from .. import mechanisms, theory
+from ..mechanisms.isit18 import ISIT18AdditiveNoise, ISIT18Projection
 from .reproduce import Reproduction
 
 EPS_MI = 0.5

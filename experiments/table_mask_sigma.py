@@ -14,9 +14,8 @@ import pathlib
 
 import pandas as pd
 
-from ndis import theory
-from ndis.theory.masking import cor35_sigma, thm32_sigma, thm34_sigma
-
+from .. import theory
+from ..theory.masking import cor35_sigma, thm32_sigma, thm34_sigma
 from .reproduce import Reproduction
 
 TARGETS = [(0.1, 0.01), (0.1, 0.001), (0.01, 0.01), (0.01, 0.001), (0.001, 0.01), (0.001, 0.001)]

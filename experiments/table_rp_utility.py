@@ -15,9 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from ndis import theory
-from ndis.mechanisms import utility
-
+from .. import theory
+from ..mechanisms import utility
 from .reproduce import Reproduction
 from .utility_tables import EPS, configurations, fmt, interval
 

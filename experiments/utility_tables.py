@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import mechanisms
-from ndis.mechanisms import Mechanism
-
+from .. import mechanisms
+from ..mechanisms import Mechanism
 from . import datasets
 
 EPS = 1.0

@@ -17,11 +17,10 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from ndis import mechanisms, theory
-from ndis.auditor import audit
-from ndis.auditor.statistics import claims
-from ndis.auditor.statistics.claims import ClaimedCurve
-
+from .. import mechanisms, theory
+from ..auditor import audit
+from ..auditor.statistics import claims
+from ..auditor.statistics.claims import ClaimedCurve
 from . import datasets
 from .plotting import plt, save
 from .reproduce import Reproduction

@@ -2,7 +2,7 @@
 them (Lu, Magdon-Ismail, Wei & Zikas 2023, OLS-RP and NDIS; Showkatbakhsh, Karakus & Diggavi 2018;
 Ding et al. 2022; Burkhardt et al. 2025), each with an exact fast sampler and the literal algorithm.
 
-    from ndis import mechanisms
+    from .. import mechanisms
     mech = mechanisms.get("als", r=300)
     outputs = mech.sample(D, 10_000, rng)
 """

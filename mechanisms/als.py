@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.validation import as_data, as_int, as_positive
-from ndis.theory.gaussian_pair import GaussianLaw
-
+from .. import theory
+from ..core.validation import as_data, as_int, as_positive
+from ..theory.gaussian_pair import GaussianLaw
 from .base import Draw, Mechanism
 from .calibration import ISIT18Noise, NoNoise, OLSNoise, OLSRelativeNoise, RPNoise, SheffetNoise
 from .gram import LeastSquares, least_squares

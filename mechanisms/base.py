@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.neighbors import check_relation
-from ndis.core.thread_pools import thread_limit
-from ndis.core.validation import RngLike, as_data, as_int, as_rng
+from ..core.neighbors import check_relation
+from ..core.thread_pools import thread_limit
+from ..core.validation import RngLike, as_data, as_int, as_rng
 
 if TYPE_CHECKING:
-    from ndis.theory.gaussian_pair import GaussianLaw
+    from ..theory.gaussian_pair import GaussianLaw
 
 #: Floats drawn per chunk by the samplers (32 MB of float64).
 CHUNK_FLOATS = 1 << 22

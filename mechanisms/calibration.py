@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ndis import theory
-from ndis.core.validation import (
+from .. import theory
+from ..core.validation import (
     as_bool,
     as_leverage,
     as_positive,

@@ -11,11 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.neighbors import ROW_RELATIONS
-from ndis.core.validation import as_choice, as_data, as_positive, as_probability, one_setting, optional
-from ndis.theory.gaussian_pair import GaussianLaw
-
+from .. import theory
+from ..core.neighbors import ROW_RELATIONS
+from ..core.validation import as_choice, as_data, as_positive, as_probability, one_setting, optional
+from ..theory.gaussian_pair import GaussianLaw
 from .base import Draw, Mechanism, noise_variance
 from .gram import least_squares
 from .neighbors import row_pair

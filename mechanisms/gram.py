@@ -16,8 +16,8 @@ from typing import cast
 import numpy as np
 from scipy import linalg
 
-from ndis import theory
-from ndis.core.validation import check_full_rank, memo
+from .. import theory
+from ..core.validation import check_full_rank, memo
 
 
 def _augmented_r(D: np.ndarray, sigma: float) -> np.ndarray:

@@ -29,12 +29,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core import neighbors
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
-from ndis.theory.gaussian_pair import GaussianLaw
-from ndis.theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
-
+from .. import theory
+from ..core import neighbors
+from ..core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
+from ..theory.gaussian_pair import GaussianLaw
+from ..theory.isit18 import entry_flip_eigenvalues, flip_value, mi_delta, mi_noise_variance, rp_noise_variance
 from .als import ApproximateLeastSquares, sketched_solutions
 from .base import Draw, Mechanism
 from .neighbors import row_pair

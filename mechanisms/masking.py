@@ -27,11 +27,10 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
-from ndis.theory.gaussian_pair import GaussianLaw
-from ndis.theory.masking import thm32_sigma, thm34_sigma, wishart_clt
-
+from .. import theory
+from ..core.validation import as_choice, as_data, as_int, as_positive, as_probability, one_setting, optional
+from ..theory.gaussian_pair import GaussianLaw
+from ..theory.masking import thm32_sigma, thm34_sigma, wishart_clt
 from .base import Draw, Mechanism
 from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.neighbors import ROW_RELATIONS, make
+from ..core.neighbors import ROW_RELATIONS, make
 
 
 def row_pair(D: ArrayLike, i: int, relation: str) -> tuple[int, np.ndarray] | None:

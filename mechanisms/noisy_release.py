@@ -16,10 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.validation import as_data, as_int
-from ndis.theory.gaussian_pair import GaussianLaw
-
+from .. import theory
+from ..core.validation import as_data, as_int
+from ..theory.gaussian_pair import GaussianLaw
 from .base import Draw, Mechanism, noise_variance
 
 #: Largest n*d for which output_law without a focus builds the dense (n*d)^2 covariance.

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis import theory
-from ndis.core.validation import as_int
-
+from .. import theory
+from ..core.validation import as_int
 from .als import SketchedLS
 from .base import Draw
 from .calibration import OLSNoise, OLSRelativeNoise

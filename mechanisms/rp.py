@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.validation import as_data, as_int
-from ndis.theory.gaussian_pair import GaussianLaw
-
+from .. import theory
+from ..core.validation import as_data, as_int
+from ..theory.gaussian_pair import GaussianLaw
 from .base import Draw, Mechanism
 from .calibration import NoNoise, RPNoise, RPRelativeNoise, SheffetNoise
 from .gram import triangular_factor

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.theory.gaussian_pair import GaussianLaw
-from ndis.theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
+from .. import theory
+from ..theory.gaussian_pair import GaussianLaw
+from ..theory.sketching import eq4_variance, laplace_scale, local_variance, min_clients
 
 if TYPE_CHECKING:
     from scipy import sparse
 
-from ndis.core.validation import (
+from ..core.validation import (
     Seed,
     as_bool,
     as_choice,
@@ -45,7 +45,6 @@ from ndis.core.validation import (
     one_setting,
     optional,
 )
-
 from .base import Draw, Mechanism, noise_variance
 from .noisy_release import FOCUS_DOC, Focus, NoisyRelease, as_focus
 

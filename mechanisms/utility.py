@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.validation import as_data
+from ..core.validation import as_data
 
 
 def _batch(S: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -28,10 +28,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis import theory
-from ndis.core.validation import as_data, as_finite_array, as_int, as_positive, as_probability
-from ndis.theory import zoo as exact
-
+from .. import theory
+from ..core.validation import as_data, as_finite_array, as_int, as_positive, as_probability
+from ..theory import zoo as exact
 from .base import Draw, Mechanism
 
 #: StatDP's neighbouring inputs (Ding et al. 2018, Section 6.1; statdp/generators.py): D is all

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.curve import check_direction
-from ndis.core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
-
+from ..core.curve import check_direction
+from ..core.validation import as_eps, as_finite_array, as_int, check_probability, scalar_or_array
 from .gaussian_pair import GaussianLosses
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta, log_delta_ceiling
 

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.curve import Curve
-from ndis.core.validation import Seed, as_data, as_eps
-
+from ..core.curve import Curve
+from ..core.validation import Seed, as_data, as_eps
 from .leverage import augment, ols_fit, split_regression
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ndis.core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
+from ..core.validation import as_eps, as_finite_array, check_probability, scalar_or_array
 
 _ASYMPTOTIC = 10.0          # a >= this: the Mills-ratio series of _j_asymptotic, K terms:
 _SERIES = ((10.0, 16.0, 29), (16.0, 40.0, 13), (40.0, 1e3, 7), (1e3, np.inf, 3))   # (a from, a below, K)

@@ -21,8 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import linalg, special
 
-from ndis.core.validation import Seed, as_eps, as_finite_array, scalar_or_array
-
+from ..core.validation import Seed, as_eps, as_finite_array, scalar_or_array
 from .gaussian import _log_delta_flat as _gaussian_log_delta, gaussian_epsilon
 from .profile import PrivacyProfile
 from .quadratic_loss import QuadraticLoss, log_delta as _log_delta

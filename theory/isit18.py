@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.validation import as_finite_array, as_int, as_positive, check_probability
+from ..core.validation import as_finite_array, as_int, as_positive, check_probability
 
 
 def mi_noise_variance(eps_mi: float) -> float:

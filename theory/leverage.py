@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import linalg
 
-from ndis.core.validation import as_data, as_finite_array, memo, register
+from ..core.validation import as_data, as_finite_array, memo, register
 
 _RANK_TOL = 1e-12     # smallest singular value of R relative to the largest that counts as full rank
 

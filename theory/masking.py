@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ndis.core.validation import as_choice, as_int, as_positive, as_probability
+from ..core.validation import as_choice, as_int, as_positive, as_probability
 
 
 def thm32_sigma(eps: float, delta: float, kind: str = "sufficient") -> float:

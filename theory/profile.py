@@ -37,8 +37,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.curve import Curve, check_direction
-from ndis.core.validation import as_eps, as_eps_grid, as_finite_array, scalar_or_array
+from ..core.curve import Curve, check_direction
+from ..core.validation import as_eps, as_eps_grid, as_finite_array, scalar_or_array
 
 #: The install hint of every function that needs dp_accounting (an optional dependency).
 ACCOUNTING_HINT = 'dp_accounting is needed for privacy-loss distributions: pip install "ndis[accounting]"'

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.core.validation import Floats, as_finite_array, check_probability, scalar_or_array
+from ..core.validation import Floats, as_finite_array, check_probability, scalar_or_array
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 _STEPS = 80          # golden-section steps at most (a bracket of width 2^12 in ln a shrinks to 2e-13)

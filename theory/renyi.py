@@ -43,9 +43,8 @@ from typing import cast
 import numpy as np
 from scipy import special
 
-from ndis.core.curve import check_direction
-from ndis.core.validation import Floats, as_finite_array, scalar_or_array
-
+from ..core.curve import check_direction
+from ..core.validation import Floats, as_finite_array, scalar_or_array
 from .gaussian_pair import QuadraticLossProfile
 from .profile import PrivacyProfile, WorstCase
 from .quadratic_loss import QuadraticLoss

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.core.validation import as_finite_array, check_probability
+from ..core.validation import as_finite_array, check_probability
 
 
 def sheffet_c2(eps: float, delta: float, r: int, C: float) -> float:

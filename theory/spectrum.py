@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.curve import Curve
-from ndis.core.neighbors import ROW_RELATIONS, check_relation, make
-from ndis.core.validation import as_data, as_eps_grid
-
+from ..core.curve import Curve
+from ..core.neighbors import ROW_RELATIONS, check_relation, make
+from ..core.validation import as_data, as_eps_grid
 from .als import als_delta, als_log_delta_ceiling, als_pair
 from .gaussian import gaussian_delta
 from .gaussian_pair import GaussianPair

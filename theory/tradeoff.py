@@ -25,9 +25,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.curve import check_direction
-from ndis.core.validation import as_finite_array
-
+from ..core.curve import check_direction
+from ..core.validation import as_finite_array
 from .profile import PrivacyProfile
 from .spectrum import Spectrum
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.validation import as_data
-
+from ..core.validation import as_data
 from .als import als_delta
 from .leverage import augment, leverages, ols_sensitivities, residual_shares, split_regression
 

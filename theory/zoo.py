@@ -43,8 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ndis.core.validation import as_eps, as_finite_array, as_positive, scalar_or_array
-
+from ..core.validation import as_eps, as_finite_array, as_positive, scalar_or_array
 from .gaussian import gaussian_delta
 
 _QUAD: dict[str, Any] = dict(epsabs=0.0, epsrel=1e-12, limit=200)

@@ -9,10 +9,10 @@ design: coin flips with a recorded seed, input-space and Dirac gradient canaries
 user's `train(data, seed)` and `score(model, canary)`, run once) and `report` (`OneRunReport`).
 """
 
-from ndis.auditor.one_run.audit import audit_one_run
-from ndis.auditor.one_run.canaries import DiracCanaries, InputCanaries
-from ndis.auditor.one_run.estimate import METHODS, Estimate
-from ndis.auditor.one_run.report import OneRunReport
-from ndis.auditor.one_run.training import audit_training
+from .audit import audit_one_run
+from .canaries import DiracCanaries, InputCanaries
+from .estimate import METHODS, Estimate
+from .report import OneRunReport
+from .training import audit_training
 
 __all__ = ["audit_one_run", "audit_training", "DiracCanaries", "InputCanaries", "Estimate", "METHODS", "OneRunReport"]

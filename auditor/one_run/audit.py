@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.one_run import inputs
-from ndis.auditor.one_run.estimate import ASSUMPTION_FREE, FALLBACK, METHODS, Estimate, Uncomputable
-from ndis.auditor.one_run.idealized import ESTIMATORS, idealized_eps_lo
-from ndis.auditor.one_run.report import OneRunReport
-from ndis.core.validation import as_choice, as_int, as_positive, as_probability, optional
+from ...core.validation import as_choice, as_int, as_positive, as_probability, optional
+from . import inputs
+from .estimate import ASSUMPTION_FREE, FALLBACK, METHODS, Estimate, Uncomputable
+from .idealized import ESTIMATORS, idealized_eps_lo
+from .report import OneRunReport
 
 
 def _estimates(scores: np.ndarray, included: np.ndarray, delta: float, alpha: float,

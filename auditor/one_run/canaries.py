@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndis.core.validation import as_int, as_positive
+from ...core.validation import as_int, as_positive
 
 
 def coin_flips(m: int, seed) -> np.ndarray:

@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ndis.auditor.one_run import guesses
-from ndis.auditor.one_run.estimate import Estimate, Uncomputable
-from ndis.theory.gaussian import gaussian_epsilon
+from ...theory.gaussian import gaussian_epsilon
+from . import guesses
+from .estimate import Estimate, Uncomputable
 
 #: The search ranges of mu (GDP) and of eps ((eps, delta) family); each is refined three times on 33 points.
 MU_MAX, EPS_MAX = 12.0, 40.0

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-from ndis.auditor.one_run.estimate import Estimate, Uncomputable
-from ndis.theory.gaussian import gaussian_epsilon
+from ...theory.gaussian import gaussian_epsilon
+from .estimate import Estimate, Uncomputable
 
 ASSUMPTION = ("the canary scores are i.i.d. Gaussian, with the same variance in and out (asymptotically so for "
               "white-box DP-SGD canaries)")

@@ -14,9 +14,9 @@ import contextlib
 
 import numpy as np
 
-from ndis.auditor.one_run import fdp, gaussian, steinke
-from ndis.auditor.one_run.estimate import METHODS, Uncomputable
-from ndis.theory.gaussian import gaussian_mu
+from ...theory.gaussian import gaussian_mu
+from . import fdp, gaussian, steinke
+from .estimate import METHODS, Uncomputable
 
 ESTIMATORS = {"steinke": steinke.estimate, "fdp": fdp.estimate, "gaussian": gaussian.estimate}
 

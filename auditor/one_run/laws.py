@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from ndis.theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_mu
+from ...theory.gaussian import gaussian_delta, gaussian_epsilon, gaussian_mu
 
 #: Grid points per unit of scale of the integrals of the continuous laws without a closed form.
 POINTS_PER_SCALE = 1000

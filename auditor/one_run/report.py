@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ndis.auditor.one_run.estimate import Estimate
-from ndis.auditor.one_run.gaussian import CHECK_LEVEL
-from ndis.auditor.reporting.records import SeedRecord
-from ndis.auditor.reporting import html as report_html
-from ndis.auditor.reporting.report import _plain, versions
-from ndis.core.files import write_atomic, write_files
+from ...core.files import write_atomic, write_files
+from ..reporting import html as report_html
+from ..reporting.records import SeedRecord
+from ..reporting.report import _plain, versions
+from .estimate import Estimate
+from .gaussian import CHECK_LEVEL
 
 NAMES = {"steinke": "Steinke, Nasr & Jagielski 2023", "fdp": "f-DP (Mahloujifar, Melis & Chaudhuri 2025)",
          "gaussian": "Gaussian (Agrawal et al. 2026)"}

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ndis.auditor.one_run import guesses
-from ndis.auditor.one_run.estimate import Estimate, Uncomputable
+from . import guesses
+from .estimate import Estimate, Uncomputable
 
 #: The eps search range: a perfect attack on 10^8 canaries certifies less (q^m = alpha at eps ~ 17.5).
 EPS_MAX = 40.0

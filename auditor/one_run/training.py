@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from ndis.auditor.one_run.audit import audit_one_run
-from ndis.auditor.one_run.canaries import coin_flips
-from ndis.auditor.one_run.report import OneRunReport
-from ndis.auditor.sampling.chunks import as_seed_sequence
-from ndis.core.errors import MechanismError
+from ...core.errors import MechanismError
+from ..sampling.chunks import as_seed_sequence
+from .audit import audit_one_run
+from .canaries import coin_flips
+from .report import OneRunReport
 
 
 def _score_all(score, model, canaries) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis import theory
-from ndis.core.curve import Curve
+from ... import theory
+from ...core.curve import Curve
 
 
 def _values(values, eps, what):

@@ -12,8 +12,8 @@ import struct
 
 import numpy as np
 
-from ndis.auditor.statistics.verdict import SUSPICION_LEVEL
-from ndis.core.curve import table_rows
+from ...core.curve import table_rows
+from ..statistics.verdict import SUSPICION_LEVEL
 
 #: The width of the page's content in CSS pixels (72rem at the browsers' default 16 px), the widest
 #: the plot is shown: on a 1280 px screen the page is this wide, and `AuditReport.plot` sizes its

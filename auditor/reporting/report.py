@@ -17,17 +17,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ndis.core.curve import Curve, table_rows
-from ndis.core.files import write_atomic
-
-from ndis.auditor.reporting import html
-from ndis.auditor.reporting.records import (NeighbourRecord, PairSearchRecord, SamplesNeeded, ScreenRecord, SeedRecord,
-                                            SequentialRecord, Sizes)
-from ndis.auditor.statistics.certify import Certificate, certify
-from ndis.auditor.statistics.claims import ClaimCheck, tabulated
-from ndis.auditor.statistics.gdp import GDPCertificate, gaussian_tradeoff
-from ndis.auditor.statistics.spectrum import Evidence
-from ndis.auditor.statistics.verdict import Verdict
+from ...core.curve import Curve, table_rows
+from ...core.files import write_atomic
+from ..statistics.certify import Certificate, certify
+from ..statistics.claims import ClaimCheck, tabulated
+from ..statistics.gdp import GDPCertificate, gaussian_tradeoff
+from ..statistics.spectrum import Evidence
+from ..statistics.verdict import Verdict
+from . import html
+from .records import NeighbourRecord, PairSearchRecord, SamplesNeeded, ScreenRecord, SeedRecord, SequentialRecord, Sizes
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
 #: The typed fields of what an audit did (`auditor.reporting.records`), saved at the top level of report.json.

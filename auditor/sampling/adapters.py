@@ -84,7 +84,7 @@ def resolve(mech):
     """A mechanism given by its registered name (`ndis.mechanisms.resolve`, default parameters), or
     `mech` itself."""
     if isinstance(mech, str):
-        from ndis.mechanisms import resolve as by_name
+        from ...mechanisms import resolve as by_name
 
         try:
             return by_name(mech)

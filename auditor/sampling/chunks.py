@@ -24,13 +24,12 @@ from typing import Callable
 
 import numpy as np
 
-from ndis.core.budget import chunk_size_for
-from ndis.core.errors import MechanismError
-from ndis.core.thread_pools import thread_limit
-from ndis.core.validation import as_int, optional
-
-from ndis.auditor.reporting.progress import Progress
-from ndis.auditor.sampling.adapters import validate_output
+from ...core.budget import chunk_size_for
+from ...core.errors import MechanismError
+from ...core.thread_pools import thread_limit
+from ...core.validation import as_int, optional
+from ..reporting.progress import Progress
+from .adapters import validate_output
 
 RETRIES = 3  # reruns of the unfinished chunks after a loky worker process died
 

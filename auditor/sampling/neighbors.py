@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from ndis import theory
-from ndis.core import neighbors as relations
-from ndis.core.validation import as_data
+from ... import theory
+from ...core import neighbors as relations
+from ...core.validation import as_data
 
 
 def candidate_rows(D, n_candidates: int = 6, seed=0) -> list[int]:

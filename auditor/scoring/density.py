@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, training_set
+from .preprocessing import column_atoms, in_chunks, training_set
 
 PRIOR = 0.5  # pseudo-count a of each cell on each side
 

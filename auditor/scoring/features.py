@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ndis.mechanisms.rp import gram_features
+from ...mechanisms.rp import gram_features
 
 NAMES = ("auto", "flatten", "gram", "float-grid")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.scoring.preprocessing import Standardiser, in_chunks, training_set
+from .preprocessing import Standardiser, in_chunks, training_set
 
 
 def select_device(device: str = "auto") -> str:

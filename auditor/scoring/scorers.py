@@ -13,12 +13,12 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndis.core.thread_pools import thread_limit
-from ndis.auditor.scoring.density import DensityScorer
-from ndis.auditor.scoring.mlp import MLPScorer
-from ndis.auditor.scoring.preprocessing import Standardiser, Whitener, in_chunks, power_of_two_unit, training_set
-from ndis.auditor.scoring.segments import SegmentScorer
-from ndis.auditor.scoring.spline import SplineScorer
+from ...core.thread_pools import thread_limit
+from .density import DensityScorer
+from .mlp import MLPScorer
+from .preprocessing import Standardiser, Whitener, in_chunks, power_of_two_unit, training_set
+from .segments import SegmentScorer
+from .spline import SplineScorer
 
 #: The registered scorers that scorer="auto" compares, and the options it makes them with. "density"
 #: (`auditor.scoring.density`) applies to discrete or low-dimensional outputs only: its fit raises ValueError,

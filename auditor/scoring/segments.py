@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.auditor.scoring.density import PRIOR
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, training_set
+from .density import PRIOR
+from .preprocessing import column_atoms, in_chunks, training_set
 
 #: Quantiles of an atom's values from either end at which segments are always cut (module doc).
 TAILS = (0.01, 0.03, 0.1)

@@ -26,7 +26,7 @@ import time
 import numpy as np
 from scipy.special import chdtrc, log_expit, ndtr
 
-from ndis.auditor.scoring.preprocessing import power_of_two_unit
+from .preprocessing import power_of_two_unit
 
 RUNGS = (1 / 8, 1.0)  # shares of the fitting rows per rung
 Z = 4.0  # a candidate is dropped when its loss exceeds the best one's by more than Z standard errors

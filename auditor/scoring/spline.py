@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndis.core.thread_pools import thread_limit
-from ndis.auditor.scoring.preprocessing import column_atoms, in_chunks, power_of_two_unit, training_set
+from ...core.thread_pools import thread_limit
+from .preprocessing import column_atoms, in_chunks, power_of_two_unit, training_set
 
 
 class _Column:

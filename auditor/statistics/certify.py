@@ -30,8 +30,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ndis.auditor.statistics import bounds
-from ndis.auditor.statistics import spectrum
+from . import bounds, spectrum
 
 #: The delta at which every threshold audit also certifies an eps, besides delta = 0 and the claim's.
 DEFAULT_DELTA = 1e-5

@@ -26,10 +26,10 @@ import pathlib
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from ndis.core.curve import Curve
-from ndis.theory import GaussianPair, gaussian_delta
 
-from ndis.auditor.statistics.gdp import gaussian_tradeoff
+from ...core.curve import Curve
+from ...theory import GaussianPair, gaussian_delta
+from .gdp import gaussian_tradeoff
 
 LABELS = ("refuted", "not refuted")
 #: Relative tolerance of `exceeds` for exact curves (theory curves are exact to ~1e-12 relative).

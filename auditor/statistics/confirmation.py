@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import special
 
-from ndis.auditor.statistics import bounds, difference, spectrum
+from . import bounds, difference, spectrum
 
 #: Multiple of sqrt(2 ln(1/m)) subtracted from the normal score of an event of mass m in `choose_event`
 #: (the verdict's `spectrum.MULTIPLICITY`, larger: a confirmation has several times the screening's

@@ -36,7 +36,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ndis.auditor.statistics import bounds
+from . import bounds
 
 #: Share of the level spent on the nuisance's confidence interval (Berger & Boos's gamma / level).
 GAMMA_SHARE = 0.1

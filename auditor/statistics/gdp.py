@@ -29,8 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import special
 
-from ndis.auditor.statistics import bounds
-from ndis.auditor.statistics import spectrum
+from . import bounds, spectrum
 
 #: Added to the normal quantile of the Wilson bounds that predict an event's mu_lo (see above); the
 #: bound stays valid for any value, since the held-out counts never choose the event.

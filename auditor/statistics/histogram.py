@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ndis.auditor.statistics import bounds
-from ndis.auditor.statistics.spectrum import EmpiricalROC
+from . import bounds
+from .spectrum import EmpiricalROC
 
 #: Parts per local mean gap between consecutive distinct validation scores (`edges_for`): the sweep
 #: error is about the held-out mass of one part.

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndis.core.curve import Curve
-
-from ndis.auditor.statistics import bounds
+from ...core.curve import Curve
+from . import bounds
 
 DIRECTIONS = ("forward", "reverse")
 #: Validation standard errors subtracted from an event's predicted bound when choosing it. 0: on the

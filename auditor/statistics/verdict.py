@@ -59,8 +59,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ndis.auditor.statistics import bounds
-from ndis.auditor.statistics import spectrum
+from . import bounds, spectrum
 
 LABELS = ("violation", "no violation found", "inconclusive")
 #: The level of the "suspicious" qualifier: the verdict's test rejects H0 at this level but not at alpha.

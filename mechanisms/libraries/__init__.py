@@ -5,7 +5,7 @@ callables that `ndis.auditor.audit` accepts, and lists `cases()`: the uses to au
 guarantee the library documents for it, and planted misuses (a wrong sensitivity or noise
 multiplier passed) that an audit must flag.
 
-    from ndis.mechanisms import libraries
+    from .. import libraries
     for case in libraries.cases():
         report = audit(case.mechanism, case.D, case.D_prime, claimed=case.claimed, n_samples=case.n_samples)
 """

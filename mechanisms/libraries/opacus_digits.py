@@ -43,8 +43,8 @@ from opacus import GradSampleModule
 from opacus.accountants.utils import get_noise_multiplier
 from opacus.optimizers import DPOptimizer
 
-from ndis.mechanisms.libraries.opacus import claimed_epsilon as prv_epsilon
-from ndis.theory.gaussian import gaussian_epsilon
+from ...theory.gaussian import gaussian_epsilon
+from .opacus import claimed_epsilon as prv_epsilon
 
 #: What "clipping skipped" passes to Opacus as max_grad_norm (larger than any gradient here).
 NO_CLIP = 1e6

@@ -29,9 +29,7 @@ if TYPE_CHECKING:  # the one list of the everyday API: followed by editors, load
     from .auditor.statistics.claims import claimed_curve, gaussian_dp
     from .core.neighbors import Neighbor
     from .experiments.datasets import load as load_dataset
-    from .mechanisms import Mechanism
-    from .mechanisms import get as get_mechanism
-    from .mechanisms import names as mechanism_names
+    from .mechanisms import Mechanism, get as get_mechanism, names as mechanism_names
     from .theory import GaussianPair, Spectrum, spectrum
 
 __getattr__, __dir__, _names = attach(__name__, __file__, submodules=("core", "theory", "mechanisms", "auditor",

@@ -16,7 +16,7 @@ import sys
 import time
 import warnings
 
-from ndis import __version__
+from . import __version__
 
 
 class UsageError(ValueError):
@@ -37,7 +37,7 @@ def grid_points(text: str) -> tuple:
     """('linspace', start, stop, num) for 'start:stop:num' (inclusive, num points) or ('list', values)
     for a comma-separated list; checked without numpy, so that a bad or oversized grid is refused at
     once."""
-    from ndis.core.budget import MAX_EPS
+    from .core.budget import MAX_EPS
 
     try:
         if ":" in text:
@@ -117,7 +117,7 @@ def _check_one_claim(args) -> None:
 
 def claimed_curve_option(args, allow_point: bool = True):
     """The claim of --claimed EPS,DELTA, --claimed-curve PATH or --claimed-gdp MU (at most one), or None."""
-    from ndis.auditor.statistics import claims
+    from .auditor.statistics import claims
 
     _check_one_claim(args)
     if getattr(args, "claimed_curve", None) is not None:
@@ -141,7 +141,7 @@ def parse_count(text: str) -> int:
 def parse_samples(text: str) -> int:
     """`parse_count`, at least the smallest sample count an audit's default split accepts
     (`core.budget.minimum_samples`)."""
-    from ndis.core.budget import MIN_PART, minimum_samples
+    from .core.budget import MIN_PART, minimum_samples
 
     value, least = parse_count(text), minimum_samples()
     if value < least:
@@ -205,7 +205,7 @@ def _neighbour_option(args):
 def print_table(columns: dict, stream=None) -> None:
     """A fixed-width table of the given columns, the first being eps: every row, or for a long grid
     a selection and a line saying which rows it skipped (`ndis.core.curve.table_rows`)."""
-    from ndis.core.curve import table_rows
+    from .core.curve import table_rows
 
     rows, skipped = table_rows(next(iter(columns.values())), where="spectrum.csv")
     print("  ".join(f"{name:>12}" for name in columns), file=stream)
@@ -217,7 +217,7 @@ def print_table(columns: dict, stream=None) -> None:
 
 def _declared_kind(mech, kind: str | None):
     """The mechanism wrapped as --kind says (batched or per-sample), or unchanged without --kind."""
-    from ndis import auditor
+    from . import auditor
 
     if kind is None:
         return mech
@@ -243,8 +243,8 @@ def _check_audit_arguments(args) -> dict:
     """`ndis audit`'s arguments that need no data and no heavy import, as the audit's arguments, so that
     a mistake is one line at once: eps (the grid spec), params, neighbor, and the option groups
     (`core.options`, which check their values when made)."""
-    from ndis.core import budget
-    from ndis.core.options import Execution, Scoring, Split
+    from .core import budget
+    from .core.options import Execution, Scoring, Split
 
     grid, params = grid_points(args.eps), parse_params(args.param)
     parse_claimed(args.claimed)
@@ -294,9 +294,8 @@ def command_audit(args, stream=None) -> int:
     (all or none, `core.files.OutputFolder`); an interruption after a completed phase writes partial.json.
     Exit status `REFUTED` when the audit refutes the claim (a violation of --claimed, or a claimed curve
     refuted somewhere)."""
-    from ndis.core.files import FolderUnusable, OutputFolder
-
-    from ndis.plot_process import PlotProcess
+    from .core.files import FolderUnusable, OutputFolder
+    from .plot_process import PlotProcess
 
     stream = stream or sys.stdout
     checked = _check_audit_arguments(args)
@@ -317,12 +316,12 @@ def _run_audit(args, out, stream, checked: dict, plot):
     `_check_audit_arguments`, its report files (the PNG from `plot`, a started `PlotProcess`) and
     its printed summary; returns the report."""
     started = time.perf_counter()
-    from ndis.auditor import audit, audit_sequential
-    from ndis.auditor.reporting.progress import Interrupted
-    from ndis.auditor.reporting.report import partial_report
-    from ndis.core.neighbors import Neighbor
-    from ndis.experiments import datasets
-    from ndis.mechanisms import resolve
+    from .auditor import audit, audit_sequential
+    from .auditor.reporting.progress import Interrupted
+    from .auditor.reporting.report import partial_report
+    from .core.neighbors import Neighbor
+    from .experiments import datasets
+    from .mechanisms import resolve
 
     imported = time.perf_counter() - started
     searching = args.neighbor == "search"
@@ -403,8 +402,8 @@ def _print_summary(report, args, searching: bool, stream) -> None:
 def _audit_search(args, mech, common):
     """`ndis audit --neighbor search`: the pair search (`auditor.pair_search`) from StatDP's patterns of
     --dimension K, or from the pair --data / --data-prime, then the final audit."""
-    from ndis.auditor.pair_search import Search, audit_search
-    from ndis.experiments import datasets
+    from .auditor.pair_search import Search, audit_search
+    from .experiments import datasets
 
     if args.replacement is not None:
         raise UsageError("--replacement does not go with --neighbor search")
@@ -428,10 +427,10 @@ def command_theory(args) -> None:
     curve, where the exact curve exceeds it (no sampling)."""
     import numpy as np
 
-    from ndis import mechanisms, theory
-    from ndis.auditor.statistics import claims
-    from ndis.experiments import datasets
-    from ndis.experiments.plotting import plot_curves
+    from . import mechanisms, theory
+    from .auditor.statistics import claims
+    from .experiments import datasets
+    from .experiments.plotting import plot_curves
 
     eps, params = parse_grid(args.eps), parse_params(args.param)
     claim = claimed_curve_option(args, allow_point=False)
@@ -482,7 +481,7 @@ def command_theory(args) -> None:
 def parse_release(text: str):
     """'gaussian:sigma=2[,sensitivity=1]' -> the exact GaussianPair of that release; 'laplace:scale=3
     [,sensitivity=1]' -> a dp_accounting LaplaceDpEvent (scale / sensitivity)."""
-    from ndis import theory
+    from . import theory
 
     kind, _, rest = text.partition(":")
     try:
@@ -497,7 +496,7 @@ def parse_release(text: str):
                          "(optionally ,sensitivity=C)")
     if kind == "gaussian":
         return theory.GaussianPair([sensitivity / values[name]], [[1.0]], [0.0], [[1.0]])
-    from ndis.theory.profile import dp_accounting_modules
+    from .theory.profile import dp_accounting_modules
 
     return dp_accounting_modules()[0].LaplaceDpEvent(values[name] / sensitivity)
 
@@ -508,8 +507,8 @@ def theory_accounting(args, result, eps, out):
     eps at each delta, and with --renyi the RDP accountant's eps and zCDP rho. None without these options."""
     import numpy as np
 
-    from ndis import theory
-    from ndis.experiments.plotting import plot_tradeoff
+    from . import theory
+    from .experiments.plotting import plot_tradeoff
 
     if args.compose == 1 and not args.with_ and args.subsample is None and not args.renyi and args.delta is None:
         return None
@@ -564,7 +563,7 @@ def theory_accounting(args, result, eps, out):
 
 def command_mechanisms(args) -> None:
     """`ndis mechanisms`: one line per registered scheme; `ndis mechanisms NAME`: its parameters."""
-    from ndis import mechanisms
+    from . import mechanisms
 
     described = mechanisms.describe()
     if args.name is None:
@@ -580,7 +579,7 @@ def command_mechanisms(args) -> None:
 
 def command_reproduce(args) -> None:
     """`ndis reproduce`: a figure or table of the source papers."""
-    from ndis.experiments import reproduce
+    from .experiments import reproduce
 
     if args.list or not args.name:
         for name, (_, description) in reproduce.REPRODUCTIONS.items():
@@ -621,7 +620,7 @@ def command_audit_one_run(args, stream=None) -> int:
     training run with canaries (opacus-digits); prints the table, writes report.json, estimates.csv,
     scores.csv, one-run.png and report.html (all or none, `core.files.OutputFolder`). Exit status
     `REFUTED` when the headline refutes the claimed eps."""
-    from ndis.core.files import FolderUnusable, OutputFolder
+    from .core.files import FolderUnusable, OutputFolder
 
     stream = stream or sys.stdout
     if (args.setting is None) == (args.scores is None):
@@ -661,7 +660,7 @@ def _one_run_report(args):
     """The OneRunReport of `ndis audit-one-run`'s arguments (checked by `command_audit_one_run`)."""
     common = dict(delta=args.delta, method=args.method, alpha=args.alpha, compare=args.compare)
     if args.scores is not None:
-        from ndis.auditor.one_run import audit_one_run
+        from .auditor.one_run import audit_one_run
 
         scores, included = _read_canary_scores(args.scores)
         report = audit_one_run(scores, included, claimed_eps=args.claimed_eps, **common)
@@ -669,7 +668,7 @@ def _one_run_report(args):
         report.info["scores_file"] = args.scores
     else:
         try:
-            from ndis.experiments import one_run_opacus
+            from .experiments import one_run_opacus
         except ImportError as error:
             raise ImportError(f"{error}: opacus-digits needs Opacus (pip install \"ndis[libraries]\")") from None
         report = one_run_opacus.run(args.eps, args.canaries or 1000, steps=args.steps or 100, bug=args.bug,
@@ -880,7 +879,7 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     """Run the chosen command; one line on stderr for a mistake (exit 2), a failed write (exit 1) or an
     interruption (Ctrl-C: 130, SIGTERM: 143), the traceback of an exception in the user's own code."""
-    from ndis.core.errors import MechanismError
+    from .core.errors import MechanismError
 
     try:
         status = args.run(args)

@@ -58,7 +58,7 @@ class PlotProcess:
                 png = b""
             if png.startswith(b"\x89PNG") and png.endswith(_PNG_END):
                 return png
-        from ndis.auditor.reporting import html
+        from .auditor.reporting import html
 
         return html.render_png(report.plot(title=title))
 
@@ -75,7 +75,7 @@ def _render_in_two(figure) -> bytes:
 
     import numpy as np
 
-    from ndis.auditor.reporting import html
+    from .auditor.reporting import html
 
     theirs, mine = [figure.axes[-1], *figure.texts], figure.axes[:-1] + figure.legends
     width, height = figure.get_size_inches() * html.DPI
@@ -106,8 +106,8 @@ def _render_in_two(figure) -> bytes:
 def main() -> None:
     """The helper: import, make the empty figure with a trade-off panel (an audit's usual plot), wait for
     {"report": JSON, "title": str or None} on stdin, write the PNG to stdout."""
-    from ndis.auditor.reporting import html
-    from ndis.auditor.reporting.report import AuditReport, empty_figure
+    from .auditor.reporting import html
+    from .auditor.reporting.report import AuditReport, empty_figure
 
     empty = empty_figure(tradeoff=True)
     for axis in empty.axes:  # ticks made now, not while drawing: each is a dozen artists

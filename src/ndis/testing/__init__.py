@@ -1,6 +1,6 @@
 """ndis in a test suite: `assert_dp` and the pytest plugin that controls errors over a session's audits.
 
-    from ndis.testing import assert_dp
+    from . import assert_dp
 
     def test_my_mechanism(assert_dp):          # the plugin's fixture; or @pytest.mark.dp_audit
         assert_dp(my_mechanism, D, D_prime, eps=1.0, delta=1e-5)

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ndis.testing import family, terminal
+from . import family, terminal
 
 #: The most samples per side an assert_dp audit draws by default.
 DEFAULT_SAMPLES = 100_000
@@ -38,13 +38,13 @@ def _claim(eps, delta, claimed):
         raise ValueError("give the claim as eps (with delta) or as claimed= (ndis.gaussian_dp(mu), or any privacy "
                          "curve ndis.audit takes), " + ("not both" if eps is not None else "got neither"))
     if eps is not None:
-        from ndis.auditor.statistics.verdict import check_claim
+        from ..auditor.statistics.verdict import check_claim
 
         eps, delta = check_claim((eps, delta))
         return (eps, delta), f"({eps:g}, {delta:g})-DP"
     if delta != 0.0:
         raise ValueError("delta goes with eps; a claimed curve states its own deltas")
-    from ndis.auditor.statistics import claims
+    from ..auditor.statistics import claims
 
     if claims.is_point_claim(claimed):
         eps, delta = claimed
@@ -103,7 +103,7 @@ def assert_dp(mech, D, D_prime, eps: float | None = None, delta: float = 0.0, *,
             warnings.warn("assert_dp ran in a test the ndis pytest plugin does not count, so outside the session's "
                           "error budget: mark the test @pytest.mark.dp_audit or use the assert_dp fixture",
                           UncountedAudit, stacklevel=2)
-    from ndis.auditor import Execution, audit_sequential
+    from ..auditor import Execution, audit_sequential
 
     execution = execution or Execution()
     if execution.max_seconds is None:
@@ -172,7 +172,7 @@ def message(report, name: str, alpha: float) -> str:
 
 def _record(report, name, alpha, refuted, seconds) -> dict:
     """What the session summary keeps of one audit, JSON-ready (non-finite numbers as None)."""
-    from ndis.auditor.reporting.report import _plain
+    from ..auditor.reporting.report import _plain
 
     s, c = report.sequential, _round(report)["confirmation"]
     return _plain({"mechanism": report.mechanism, "claim": name, "level": alpha, "failed": refuted,

@@ -16,8 +16,7 @@ import contextlib
 
 import pytest
 
-from ndis.testing import family as family_module
-from ndis.testing import terminal
+from . import family as family_module, terminal
 
 _FAMILY = pytest.StashKey()
 MARKER = "dp_audit"
@@ -105,7 +104,7 @@ def pytest_runtest_call(item):
 @pytest.fixture
 def assert_dp():
     """`ndis.testing.assert_dp`; a test using this fixture counts as one audit of the session's family."""
-    from ndis.testing.assertions import assert_dp as function
+    from .assertions import assert_dp as function
 
     return function
 

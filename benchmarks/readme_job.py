@@ -9,16 +9,17 @@ The job is the README's command, `ndis audit als --param r=10000 --data flights:
 ndis`: imports, audit, report files, exit) with `--verbose`, which prints the wall time of every phase
 (`report.timings`, the imports before it, the plot and the other report files after it).
 
-`--runs N` runs it N times without a seed, as the README does, and prints each run's wall time, its
-scorer and its phases, then the median wall time, the median of every phase and the median plot time
+`--runs N` runs it N times without a seed, as the README does, and prints each run's wall time, its CPU
+time (its processes', the plot helper's included), its scorer and its phases, then the median wall
+time (the README job's time), the median CPU time, the median of every phase and the median plot time
 (the wait for spectrum.png once the audit is done: its helper process, `ndis.plot_process`, imports
-matplotlib and makes the empty figure while the audit runs, then draws the report into it, renders it
-with a forked child drawing the last panel and the title, and encodes the PNG), the plot's parts in
-one process (each run's report.json drawn again in a fresh process, without the helper's empty figure
-or child: the matplotlib import, drawing, rendering), and the load average.
+matplotlib while the audit runs, then draws and renders the report), the plot's parts (each run's
+report.json drawn again in a fresh process: the matplotlib import, drawing, rendering), and the load
+average.
 With `--against COMMIT` (e.g. af87f3b, before issue 30's README work) the older commit runs too, from a
 temporary git worktree put first on PYTHONPATH, alternating old, new, old, ...; the ratio of the median
-walls is printed (the load of a shared machine moves both alike).
+walls is printed (the load of a shared machine moves both alike). `--against` also takes a checkout's
+folder (e.g. a worktree with a change not committed), whose src/ is put first on PYTHONPATH.
 `--pretest PAIRS` only draws validation-size ALS outputs of both sides and applies the pre-test at its
 old level (0.01 per test) and at its new one (0.001 in all), to measure the two rejection rates closely.
 `--seeds A:B` runs it with `--seed A`, ..., `--seed B-1` and counts the runs whose scorer is not the
@@ -35,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -83,21 +85,31 @@ def run(out: Path, seed: int | None, env: dict | None = None) -> tuple[float, di
     return wall, phases, json.loads((out / "report.json").read_text())
 
 
+def children_cpu() -> float:
+    """CPU seconds (user and system) of this process's finished child processes and theirs: a job's
+    process with its plot helper."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def speed(runs: int, scratch: Path, old_tree: Path | None) -> None:
     versions = {"new": None}
     if old_tree is not None:  # the older commit's package first on the path, ahead of this installed one
         versions = {"old": {**os.environ, "PYTHONPATH": str(old_tree / "src")}, **versions}
-    walls, phases = {v: [] for v in versions}, {v: {} for v in versions}
+    walls, cpus, phases = {v: [] for v in versions}, {v: [] for v in versions}, {v: {} for v in versions}
     for i in range(runs):
         for version, env in versions.items():
+            before = children_cpu()
             wall, timings, report = run(scratch / f"{version}-{i}", None, env)
             walls[version].append(wall)
+            cpus[version].append(children_cpu() - before)
             for name, seconds in timings.items():
                 phases[version].setdefault(name, []).append(seconds)
-            print(f"run {i + 1} {version}: wall {wall:.2f} s, scorer {report['scorer']}; "
+            print(f"run {i + 1} {version}: wall {wall:.2f} s, CPU {cpus[version][-1]:.2f} s, scorer {report['scorer']}; "
                   + ", ".join(f"{name} {seconds:.3f}" for name, seconds in timings.items()), flush=True)
     for version in versions:
-        print(f"{version}: median wall {statistics.median(walls[version]):.2f} s over {runs} runs (target <= 2.5 s); "
+        print(f"{version}: median wall {statistics.median(walls[version]):.2f} s over {runs} runs (target <= 2.5 s), "
+              f"median CPU {statistics.median(cpus[version]):.2f} s; "
               f"median plot {statistics.median(phases[version]['plot']):.3f} s (target < 0.3 s); median phases: "
               + ", ".join(f"{name} {statistics.median(values):.3f}" for name, values in phases[version].items()))
     parts = [[float(v) for v in subprocess.run([sys.executable, "-c", PLOT_PARTS, str(scratch / f"new-{i}" / "report.json")],
@@ -153,7 +165,8 @@ def pretest(pairs: int) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs without a seed (default 5)")
-    parser.add_argument("--against", metavar="COMMIT", help="also time this older commit, runs alternating")
+    parser.add_argument("--against", metavar="COMMIT", help="also time this older commit (or a checkout's folder), "
+                        "runs alternating")
     parser.add_argument("--seeds", help="A:B, count the pre-test's fallbacks over seeds A..B-1 instead of timing")
     parser.add_argument("--pretest", type=int, metavar="PAIRS",
                         help="the pre-test's rejection rate, old level and new, on PAIRS pairs of ALS outputs (no audits)")
@@ -173,8 +186,9 @@ def main(argv=None) -> None:
             first, stop = (int(v) for v in args.seeds.split(":"))
             fallbacks(first, stop, Path(scratch))
         else:
-            with baseline_tree(args.against, Path(scratch)) as old_tree:
-                speed(args.runs, Path(scratch), old_tree)
+            folder = Path(args.against) if args.against and Path(args.against).is_dir() else None
+            with baseline_tree(None if folder else args.against, Path(scratch)) as old_tree:
+                speed(args.runs, Path(scratch), folder or old_tree)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 

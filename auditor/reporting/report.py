@@ -14,6 +14,7 @@ import math
 import pathlib
 import platform
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from ..statistics.spectrum import Evidence
 from ..statistics.verdict import Verdict
 from . import html
 from .records import NeighbourRecord, PairSearchRecord, SamplesNeeded, ScreenRecord, SeedRecord, SequentialRecord, Sizes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: The curve columns of the JSON and CSV formats, in order: name -> (Curve of the report, part).
 #: The typed fields of what an audit did (`auditor.reporting.records`), saved at the top level of report.json.
@@ -101,31 +105,6 @@ def _fixed_layout(figure, legend, panels: int) -> None:
     panel = (width - _LEFT - _RIGHT - (panels - 1) * _GAP) / panels
     figure.subplots_adjust(left=_LEFT / width, right=1 - _RIGHT / width, wspace=_GAP / panel,
                            bottom=(0.01 * height + legend_height + _BELOW) / height, top=1 - _ABOVE / height)
-
-
-def empty_figure(tradeoff: bool):
-    """The figure `AuditReport.plot` draws into, before any data: the linear and log delta panels (and the
-    trade-off panel when `tradeoff`) with their labels, scales, grids and tick locators (`_few_ticks`)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(14, 5.6) if tradeoff else (11, 5.6))
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, 3 if tradeoff else 2)
-    for axis, log in zip(axes, (False, True)):
-        axis.set_xlabel("eps")
-        axis.set_ylabel("delta (log scale)" if log else "delta")
-        if log:
-            axis.set_yscale("log")
-    if tradeoff:
-        axes[2].set_xlabel("type I error (reject M(D) when it is M(D))")
-        axes[2].set_ylabel("type II error")
-        axes[2].set_title("trade-off: the errors of tests of M(D) vs M(D');\nthe lower the curve, the less private",
-                          fontsize=10)
-    for axis in axes:
-        axis.grid(alpha=0.3)
-    _few_ticks(*axes)
-    return figure
 
 
 def versions() -> dict:
@@ -443,24 +422,34 @@ class AuditReport:
             return "asymptotic (r -> inf)" if "r" in (self.info.get("params") or {}) else "asymptotic"
         return {"exact law": "exact", "given": "given"}.get(source, "theory")
 
-    def plot(self, path=None, title: str | None = None, *, figure=None):
+    def plot(self, path: str | pathlib.Path | None = None, title: str | None = None) -> Figure:
         """Estimate with its band (lower bound to score upper band) and the exact curve, linear and
         log-delta panels (and the trade-off view when the report has one), one legend below them all
-        (`_legend_below`: never over the data);
-        saved to `path` when given. Sized for report.html: at the page's width (`html.PAGE_WIDTH_PX`)
-        every text is at least 10 px high. User strings (title, mechanism, claim source) are drawn
-        as plain text, never as mathtext or TeX, and so are the log panel's tick labels. Returns a
-        matplotlib Figure (Agg canvas) made without pyplot, so the session's backend and figure list are
-        left alone; its margins are fixed (`_fixed_layout`). `figure`: an unused `empty_figure` with as
-        many panels, drawn into instead of a new one (`ndis audit`'s plot helper makes it while the audit
-        runs)."""
+        (`_legend_below`: never over the data). Sized for report.html: at the page's width
+        (`html.PAGE_WIDTH_PX`) every text is at least 10 px high. User strings (title, mechanism, claim
+        source) are drawn as plain text, never as mathtext or TeX, and so are the log panel's tick
+        labels. Made without pyplot, so the session's backend and figure list are left alone; its
+        margins are fixed (`_fixed_layout`).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path, optional
+            Where to save the figure as a PNG file (`html.render_png`); not saved when None.
+        title : str, optional
+            The figure's title; None for the report's own (`title`).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure, on matplotlib's Agg canvas.
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
         tradeoff = self.tradeoff
-        figure = figure or empty_figure(tradeoff is not None)
-        axes = figure.axes
-        used = any(axis.has_data() for axis in axes)
-        if len(axes) != (2 if tradeoff is None else 3) or used:
-            raise ValueError(f"figure must be an unused empty_figure(tradeoff={tradeoff is not None}); it has "
-                             f"{len(axes)} panels{' with data' if used else ''}")
+        figure = Figure(figsize=(14, 5.6) if tradeoff is not None else (11, 5.6))
+        FigureCanvasAgg(figure)
+        axes = figure.subplots(1, 3 if tradeoff is not None else 2)
         below = self.delta < self.floor
         for axis, log in zip(axes, (False, True)):
             axis.fill_between(self.eps, self.delta_lower, self.delta_upper, color="tab:red", alpha=0.18,
@@ -485,12 +474,16 @@ class AuditReport:
                         axis.axvline(certificate.eps_lo, color="tab:green", ls=style, lw=1.2, label=label)
                     else:
                         axis.plot([], [], color="tab:green", ls=style, lw=1.2, label=label)
+            axis.set_xlabel("eps")
+            axis.set_ylabel("delta (log scale)" if log else "delta")
             if log:
                 self._log_scale(axis)
             if self.verdict is not None:
                 self._plot_claimed_point(axis, log)
+            axis.grid(alpha=0.3)
         if tradeoff is not None:
             self._plot_tradeoff(axes[2], tradeoff)
+        _few_ticks(*axes)
         legend = _legend_below(figure)
         _literal(figure.suptitle(title or self.title))
         _fixed_layout(figure, legend, len(axes))
@@ -499,8 +492,8 @@ class AuditReport:
         return figure
 
     def _log_scale(self, axis):
-        """The log panel's y range, from a third of the smallest positive delta drawn (the claimed one
-        included) to 1.5 (its scale is set by `empty_figure`), its tick labels plain text."""
+        """The log scale, from a third of the smallest positive delta drawn (the claimed one included) to
+        1.5, its tick labels plain text."""
         shown = np.concatenate([self.delta, self.floor, self.theory if self.theory is not None else []])
         low = max(shown[shown > 0].min(initial=1.0), 1e-12)
         if self.verdict is not None and self.verdict.delta > 0:  # the claimed point stays in view
@@ -509,6 +502,7 @@ class AuditReport:
             low = min(low, np.nanmin(np.where(self.claim.claimed > 0, self.claim.claimed, np.inf)))
         from matplotlib.ticker import LogFormatter, NullLocator
 
+        axis.set_yscale("log")
         axis.set_ylim(low / 3, 1.5)
         axis.yaxis.set_major_formatter(LogFormatter())  # "1e-04": plain text, no mathtext to parse
         if 1.5 / (low / 3) >= 100:  # two decades or more: ticked at the decades (a tick is a dozen artists to draw)
@@ -562,6 +556,11 @@ class AuditReport:
         axis.plot([0, 1], [1, 0], color="grey", lw=0.8, ls="--", label="perfect privacy")
         axis.set_xlim(0, 1)
         axis.set_ylim(0, 1)
+        axis.set_xlabel("type I error (reject M(D) when it is M(D))")
+        axis.set_ylabel("type II error")
+        axis.set_title("trade-off: the errors of tests of M(D) vs M(D');\nthe lower the curve, the less private",
+                       fontsize=10)
+        axis.grid(alpha=0.3)
 
     @property
     def title(self) -> str:

@@ -74,15 +74,6 @@ def edges_for(validation_scores, refine: int = REFINE) -> np.ndarray:
     inner = np.repeat(finite[:-1], inner_per_gap) + j * np.repeat(gaps / parts, inner_per_gap)
     reach = 2.0 ** (np.arange(1, DOUBLINGS * refine + 1) / refine) - 1
     left, right = finite[0] - local[0] * reach, finite[-1] + local[-1] * reach
-    # In order by construction: each gap's points follow its lower score. When rounding has not made
-    # two of them equal or out of order, this is the np.unique of them all, without its sort.
-    is_score = np.zeros(finite.size + inner.size, bool)
-    is_score[np.arange(finite.size) + np.concatenate([[0], np.cumsum(inner_per_gap)])] = True
-    middle = np.empty(is_score.size)
-    middle[is_score], middle[~is_score] = finite, inner
-    merged = np.concatenate([values[values < finite[0]], left[::-1], middle, right, values[values > finite[-1]]])
-    if np.all(merged[1:] > merged[:-1]):
-        return merged
     return np.unique(np.concatenate([values, inner, left, right]))
 
 

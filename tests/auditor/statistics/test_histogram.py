@@ -197,8 +197,8 @@ def test_sweep_error_with_counts_too_large_to_pair_in_a_table():
 
 @pytest.mark.parametrize("law", ["normal", "tiny gaps", "signed zeros", "infinities", "denormals"])
 def test_edges_are_the_sorted_distinct_union_of_their_parts(law):
-    """`edges_for` places each gap's points after its lower score without sorting; that is np.unique
-    of the scores and all the points, bit for bit (and np.unique itself where rounding made two equal)."""
+    """`edges_for` is the sorted distinct union of the scores, each gap's equally spaced points and the
+    points beyond the extremes, bit for bit as its docstring describes them (a reference gap by gap)."""
     rng = np.random.default_rng(23)
     scores = {"normal": lambda: rng.normal(0, 1, 20_000),
               "tiny gaps": lambda: np.concatenate([np.linspace(-700, 700, 1000), 0.25 + np.arange(200) * 1e-15]),

@@ -34,3 +34,34 @@ def test_go_to_definition_reaches_the_defining_file(source, relative, definition
     path = pathlib.Path(found[0].module_path).resolve()
     assert path == (ROOT / relative).resolve()
     assert path.read_text().splitlines()[found[0].line - 1].startswith(definition)
+
+
+README = ROOT / "README.md"
+
+
+def _readme_imports() -> list[tuple[str, str]]:
+    """(module, name) of every `from ndis... import name` in the README's Python blocks."""
+    import ast
+    import re
+
+    found = []
+    for block in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ndis":
+                found += [(node.module, alias.name) for alias in node.names]
+    return found
+
+
+def test_every_name_the_readme_imports_resolves_to_its_definition(tmp_path):
+    environment = jedi.create_environment(sys.prefix, safe=False)
+    imports = _readme_imports()
+    assert len(imports) >= 8   # ndis.testing.assert_dp, taught in the prose, is in CASES above
+    unresolved = []
+    for module, name in imports:
+        source = f"from {module} import {name}\n{name}"
+        found = jedi.Script(source, path=tmp_path / "user_code.py", environment=environment).goto(
+            2, len(name), follow_imports=True)
+        if not found or found[0].module_path is None or found[0].type not in ("function", "class", "module", "statement",
+                                                                               "instance"):
+            unresolved.append(f"{module}.{name}")
+    assert not unresolved, unresolved
